@@ -1,0 +1,33 @@
+package adapter
+
+import "context"
+
+// A ChangeFeed connects the adapters of several server instances that share
+// one database, so that a write through any of them (or by any other client
+// of the database) re-runs the live queries of all of them.
+//
+// Wrap with WithChangeFeed calls Attach once. From then on the feed delivers
+// the keys that changed elsewhere to the sink, from goroutines of its own, and
+// the adapter hands every local Changed call to Publish. A feed must not
+// deliver a local change back to its own sink: the adapter has already
+// processed it.
+//
+// Without a feed the adapter works in-process only: Changed re-runs the live
+// queries of this instance.
+type ChangeFeed interface {
+	// Attach gives the feed the sink for changes from elsewhere.
+	Attach(sink ChangeSink)
+	// Publish carries keys changed by a local write to the other instances.
+	// It should not block for long: the adapter calls it from Changed.
+	Publish(ctx context.Context, keys []string) error
+}
+
+// A ChangeSink receives the changes a ChangeFeed hears from elsewhere.
+type ChangeSink interface {
+	// Changed reports that the data behind keys changed.
+	Changed(keys ...string)
+	// ChangedAll reports that anything may have changed, for example after
+	// the feed lost its connection and could have missed notifications: every
+	// live query re-runs once.
+	ChangedAll()
+}

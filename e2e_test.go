@@ -1,0 +1,400 @@
+package adapter_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcplive/adapter"
+)
+
+// The protocol eras every end-to-end test runs on.
+var eras = []struct {
+	name    string
+	options []client.ClientOption
+}{
+	{"2026-07-28", nil},
+	{"2025-11-25", []client.ClientOption{client.WithProtocolVersion("2025-11-25")}},
+}
+
+type showArgs struct {
+	ID int64 `json:"id"`
+}
+
+type customer struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+type indexArgs struct {
+	Search string `json:"search,omitempty"`
+	Page   int    `json:"page,omitempty"`
+}
+
+type page struct {
+	Customers []customer `json:"customers"`
+	Total     int        `json:"total"`
+}
+
+type createArgs struct {
+	Name string `json:"name"`
+}
+
+type idsArgs struct {
+	IDs []int64 `json:"ids"`
+}
+
+var names = []string{"Ada Lovelace", "Alan Turing", "Grace Hopper"}
+
+// newServer builds a server with a tool and a resource of the user's own and
+// the adapter's commands on top.
+func newServer(t *testing.T, opts ...adapter.Option) (*server.MCPServer, *adapter.Adapter) {
+	t.Helper()
+	srv := server.NewMCPServer("test", "1.0.0", server.WithToolCapabilities(true))
+	srv.AddTool(mcp.NewTool("user_tool", mcp.WithDescription("the user's own")),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("mine"), nil
+		})
+	srv.AddResource(mcp.NewResource("app://user_resource", "user_resource"),
+		func(_ context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, Text: "mine"}}, nil
+		})
+	a := adapter.Wrap(srv, opts...)
+	adapter.Live(a, "customers_show", "One customer.", func(_ context.Context, args showArgs) (customer, error) {
+		if args.ID < 1 || int(args.ID) > len(names) {
+			return customer{}, fmt.Errorf("customer %d: %w", args.ID, adapter.ErrNotFound)
+		}
+		return customer{ID: args.ID, Name: names[args.ID-1]}, nil
+	})
+	adapter.Live(a, "customers_index", "A page of customers.", func(_ context.Context, args indexArgs) (page, error) {
+		var p page
+		for i, n := range names {
+			if strings.Contains(strings.ToLower(n), strings.ToLower(args.Search)) {
+				p.Customers = append(p.Customers, customer{ID: int64(i + 1), Name: n})
+			}
+		}
+		p.Total = len(p.Customers)
+		return p, nil
+	})
+	adapter.Live(a, "customers_by_ids", "Several customers.", func(context.Context, idsArgs) ([]customer, error) {
+		return nil, nil
+	})
+	adapter.Live(a, "customers_export", "Everything.", func(context.Context, struct{}) ([]customer, error) {
+		return nil, nil
+	}, adapter.NeedsConfirmation())
+	adapter.Command(a, "customers_create", "Create a customer.", func(_ context.Context, args createArgs) (customer, error) {
+		return customer{ID: 4, Name: args.Name}, nil
+	})
+	return srv, a
+}
+
+func connect(t *testing.T, srv *server.MCPServer, opts ...client.ClientOption) *client.Client {
+	t.Helper()
+	c, err := client.NewInProcessClientWithOptions(srv, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ClientInfo = mcp.Implementation{Name: "test", Version: "1"}
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestEndToEndListsAndCalls(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) {
+			srv, _ := newServer(t)
+			c := connect(t, srv, era.options...)
+			ctx := context.Background()
+
+			tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+			if err != nil {
+				t.Fatalf("tools/list: %v", err)
+			}
+			var toolNames []string
+			for _, tool := range tools.Tools {
+				toolNames = append(toolNames, tool.Name)
+			}
+			slices.Sort(toolNames)
+			wantTools := []string{"customers_by_ids", "customers_create", "customers_export", "customers_index", "customers_show", "user_tool"}
+			if !slices.Equal(toolNames, wantTools) {
+				t.Errorf("tools = %v, want %v", toolNames, wantTools)
+			}
+
+			templates, err := c.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
+			if err != nil {
+				t.Fatalf("resources/templates/list: %v", err)
+			}
+			var got []string
+			for _, tmpl := range templates.ResourceTemplates {
+				got = append(got, tmpl.Name+" "+tmpl.URITemplate.Raw()+" "+tmpl.MIMEType+" "+tmpl.Description)
+			}
+			want := []string{
+				"customers_index app://customers_index{?page,search} application/json A page of customers.",
+				"customers_show app://customers_show/{id} application/json One customer.",
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("templates =\n%q\nwant\n%q", got, want)
+			}
+
+			resources, err := c.ListResources(ctx, mcp.ListResourcesRequest{})
+			if err != nil {
+				t.Fatalf("resources/list: %v", err)
+			}
+			var uris []string
+			for _, r := range resources.Resources {
+				uris = append(uris, r.URI)
+			}
+			if !slices.Equal(uris, []string{"app://customers_index", "app://user_resource"}) {
+				t.Errorf("resources = %v, want the all-optional command's and the user's", uris)
+			}
+
+			call := mcp.CallToolRequest{}
+			call.Params.Name = "customers_index"
+			call.Params.Arguments = map[string]any{"search": "ada"}
+			res, err := c.CallTool(ctx, call)
+			if err != nil || res.IsError {
+				t.Fatalf("tools/call: %v %+v", err, res)
+			}
+			text := res.Content[0].(mcp.TextContent).Text
+			var p page
+			if err := json.Unmarshal([]byte(text), &p); err != nil || p.Total != 1 || p.Customers[0].Name != "Ada Lovelace" {
+				t.Errorf("customers_index(search=ada) = %s (%v)", text, err)
+			}
+			if res.StructuredContent == nil {
+				t.Errorf("an object result should also be structured content")
+			}
+
+			call.Params.Name = "user_tool"
+			call.Params.Arguments = nil
+			if res, err := c.CallTool(ctx, call); err != nil || res.Content[0].(mcp.TextContent).Text != "mine" {
+				t.Errorf("the user's tool: %v %+v", err, res)
+			}
+		})
+	}
+}
+
+func TestEndToEndToolErrors(t *testing.T) {
+	srv, _ := newServer(t)
+	c := connect(t, srv)
+	ctx := context.Background()
+	cases := []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"customers_show", map[string]any{"id": 99}, "customer 99: not found"},
+		{"customers_show", map[string]any{}, "id: is required"},
+		{"customers_show", map[string]any{"id": "twelve"}, "id: must be an integer"},
+		{"customers_show", map[string]any{"id": 1, "extra": true}, `extra: is not an argument`},
+		{"customers_index", map[string]any{"page": 1.5}, "page: must be an integer"},
+	}
+	for _, tc := range cases {
+		call := mcp.CallToolRequest{}
+		call.Params.Name = tc.name
+		call.Params.Arguments = tc.args
+		res, err := c.CallTool(ctx, call)
+		if err != nil {
+			t.Fatalf("%s %v: %v", tc.name, tc.args, err)
+		}
+		text := res.Content[0].(mcp.TextContent).Text
+		if !res.IsError || !strings.Contains(text, tc.want) {
+			t.Errorf("%s %v = %q (isError %v), want an error containing %q", tc.name, tc.args, text, res.IsError, tc.want)
+		}
+	}
+}
+
+func TestEndToEndReadsOnBothEras(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) {
+			srv, _ := newServer(t)
+			c := connect(t, srv, era.options...)
+			ctx := context.Background()
+			for uri, want := range map[string]string{
+				"app://customers_show/2":               `{"id":2,"name":"Alan Turing"}`,
+				"app://customers_index?search=grace":   `{"customers":[{"id":3,"name":"Grace Hopper"}],"total":1}`,
+				"app://customers_index":                `{"customers":[{"id":1,"name":"Ada Lovelace"},{"id":2,"name":"Alan Turing"},{"id":3,"name":"Grace Hopper"}],"total":3}`,
+				"app://customers_index?page=1&search=": `{"customers":[{"id":1,"name":"Ada Lovelace"},{"id":2,"name":"Alan Turing"},{"id":3,"name":"Grace Hopper"}],"total":3}`,
+				"app://user_resource":                  "mine",
+			} {
+				req := mcp.ReadResourceRequest{}
+				req.Params.URI = uri
+				res, err := c.ReadResource(ctx, req)
+				if err != nil {
+					t.Errorf("read %s: %v", uri, err)
+					continue
+				}
+				content, ok := res.Contents[0].(mcp.TextResourceContents)
+				if !ok || content.Text != want || content.URI != uri {
+					t.Errorf("read %s = %+v, want text %s with the URI sent", uri, res.Contents[0], want)
+				}
+				if uri != "app://user_resource" && content.MIMEType != "application/json" {
+					t.Errorf("read %s: mimeType %q", uri, content.MIMEType)
+				}
+			}
+			for _, uri := range []string{
+				"app://customers_show/99",          // the command says not found
+				"app://customers_show/2/extra",     // one segment too many
+				"app://customers_show/2?page=1",    // a parameter the template does not name
+				"app://customers_index?page=1&page=2",
+				"app://customers_export",            // needs confirmation: no resource
+				"app://customers_by_ids",            // a list: no resource
+				"app://nobody/1",
+			} {
+				req := mcp.ReadResourceRequest{}
+				req.Params.URI = uri
+				if _, err := c.ReadResource(ctx, req); err == nil {
+					t.Errorf("read %s: want an error", uri)
+				}
+			}
+		})
+	}
+}
+
+func TestGrantHidesCommands(t *testing.T) {
+	srv, _ := newServer(t, adapter.WithGrant(func(_ context.Context, name string) bool {
+		return name != "customers_show"
+	}))
+	c := connect(t, srv)
+	ctx := context.Background()
+	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools.Tools {
+		if tool.Name == "customers_show" {
+			t.Error("an ungranted command is listed as a tool")
+		}
+	}
+	templates, err := c.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tmpl := range templates.ResourceTemplates {
+		if tmpl.Name == "customers_show" {
+			t.Error("an ungranted command is listed as a template")
+		}
+	}
+	call := mcp.CallToolRequest{}
+	call.Params.Name = "customers_show"
+	call.Params.Arguments = map[string]any{"id": 1}
+	_, errShow := c.CallTool(ctx, call)
+	call.Params.Name = "customers_nonexistent"
+	_, errNone := c.CallTool(ctx, call)
+	if errShow == nil || errNone == nil || strings.ReplaceAll(errShow.Error(), "customers_show", "X") != strings.ReplaceAll(errNone.Error(), "customers_nonexistent", "X") {
+		t.Errorf("calling an ungranted tool: %v; a missing one: %v; want the same error", errShow, errNone)
+	}
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = "app://customers_show/1"
+	if _, err := c.ReadResource(ctx, req); err == nil {
+		t.Error("reading an ungranted command succeeded")
+	}
+}
+
+func TestRegistrationPanics(t *testing.T) {
+	fn := func(context.Context, showArgs) (customer, error) { return customer{}, nil }
+	cases := map[string]func(a *adapter.Adapter){
+		"twice": func(a *adapter.Adapter) {
+			adapter.Live(a, "x", "", fn)
+			adapter.Live(a, "x", "", fn)
+		},
+		"nil function": func(a *adapter.Adapter) {
+			adapter.Live[showArgs, customer](a, "x", "", nil)
+		},
+		"arguments not a struct": func(a *adapter.Adapter) {
+			adapter.Live(a, "x", "", func(context.Context, int) (int, error) { return 0, nil })
+		},
+		"bad name": func(a *adapter.Adapter) {
+			adapter.Command(a, "has space", "", fn)
+		},
+		"completer for a missing variable": func(a *adapter.Adapter) {
+			adapter.Live(a, "x", "", fn, adapter.CompleteWith("nope", nil))
+		},
+	}
+	for name, register := range cases {
+		t.Run(name, func(t *testing.T) {
+			a := adapter.Wrap(server.NewMCPServer("t", "1"))
+			defer func() {
+				if recover() == nil {
+					t.Error("no panic")
+				}
+			}()
+			register(a)
+		})
+	}
+	t.Run("bad scheme", func(t *testing.T) {
+		defer func() {
+			if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "scheme") {
+				t.Errorf("recovered %v, want a panic naming the scheme", r)
+			}
+		}()
+		adapter.Wrap(server.NewMCPServer("t", "1"), adapter.WithScheme("1bad"))
+	})
+}
+
+func TestInspect(t *testing.T) {
+	_, a := newServer(t)
+	r := a.Inspect()
+	byName := map[string]adapter.CommandReport{}
+	for _, c := range r.Commands {
+		byName[c.Name] = c
+	}
+	if got := byName["customers_show"]; got.Template != "app://customers_show/{id}" || got.Resource != "" {
+		t.Errorf("customers_show: %+v", got)
+	}
+	if got := byName["customers_index"]; got.Resource != "app://customers_index" {
+		t.Errorf("customers_index: %+v", got)
+	}
+	if got := byName["customers_by_ids"]; got.Reason != adapter.ReasonList || got.Detail != "ids" {
+		t.Errorf("customers_by_ids: %+v", got)
+	}
+	if got := byName["customers_export"]; got.Reason != adapter.ReasonNeedsConfirmation {
+		t.Errorf("customers_export: %+v", got)
+	}
+	if got := byName["customers_create"]; got.Reason != adapter.ReasonNotLive {
+		t.Errorf("customers_create: %+v", got)
+	}
+	text := r.String()
+	for _, want := range []string{"template  app://customers_show/{id}", "no template: an argument is a list (ids)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("report text lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+func TestInspectContextAppliesGrants(t *testing.T) {
+	_, a := newServer(t, adapter.WithGrant(func(ctx context.Context, name string) bool {
+		return name != "customers_index"
+	}))
+	for _, c := range a.InspectContext(context.Background()).Commands {
+		switch c.Name {
+		case "customers_index":
+			if c.Template != "" || c.Resource != "" || c.Reason != adapter.ReasonNotGranted {
+				t.Errorf("ungranted customers_index: %+v", c)
+			}
+		case "customers_show":
+			if c.Template == "" {
+				t.Errorf("granted customers_show lost its template: %+v", c)
+			}
+		}
+	}
+	if got := a.Inspect().Commands; !slices.ContainsFunc(got, func(c adapter.CommandReport) bool {
+		return c.Name == "customers_index" && c.Template != ""
+	}) {
+		t.Error("Inspect without a session must not apply grants")
+	}
+}

@@ -1,0 +1,295 @@
+package adapter
+
+import (
+	"errors"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// uriTestTemplate lays vars out as template.go does (required ones in the
+// path, optional ones in the query, each group in name order), so these
+// tests do not depend on schema reflection.
+func uriTestTemplate(command string, vars ...variable) *uriTemplate {
+	t := &uriTemplate{scheme: "app", command: command}
+	for _, v := range vars {
+		if v.required {
+			t.path = append(t.path, v)
+		} else {
+			t.query = append(t.query, v)
+		}
+	}
+	byName := func(a, b variable) int { return strings.Compare(a.name, b.name) }
+	slices.SortFunc(t.path, byName)
+	slices.SortFunc(t.query, byName)
+	var b strings.Builder
+	b.WriteString("app://" + command)
+	for _, v := range t.path {
+		b.WriteString("/{" + v.name + "}")
+	}
+	for i, v := range t.query {
+		if i == 0 {
+			b.WriteString("{?")
+		} else {
+			b.WriteString(",")
+		}
+		b.WriteString(v.name)
+	}
+	if len(t.query) > 0 {
+		b.WriteString("}")
+	}
+	t.raw = b.String()
+	return t
+}
+
+// tplCustomersShow is app://customers_show/{id}.
+func tplCustomersShow() *uriTemplate {
+	return uriTestTemplate("customers_show",
+		variable{name: "id", kind: kindInteger, required: true, goKind: reflect.Int64})
+}
+
+// tplCustomersIndex is app://customers_index{?direction,page,per_page,search,sort}.
+func tplCustomersIndex() *uriTemplate {
+	return uriTestTemplate("customers_index",
+		variable{name: "direction", kind: kindEnum, enum: []string{"asc", "desc"}},
+		variable{name: "page", kind: kindInteger, goKind: reflect.Int},
+		variable{name: "per_page", kind: kindInteger, goKind: reflect.Int},
+		variable{name: "search", kind: kindString, goKind: reflect.String},
+		variable{name: "sort", kind: kindEnum, enum: []string{"name", "created_at"}},
+	)
+}
+
+// tplOrdersBetween is app://orders_between/{from}/{to}{?status}.
+func tplOrdersBetween() *uriTemplate {
+	return uriTestTemplate("orders_between",
+		variable{name: "from", kind: kindString, required: true, goKind: reflect.String},
+		variable{name: "to", kind: kindString, required: true, goKind: reflect.String},
+		variable{name: "status", kind: kindEnum, enum: []string{"pending", "paid", "shipped"}},
+	)
+}
+
+// tplProductsSearch has a struct argument filter{min,max} flattened into
+// the variables max and min: app://products_search{?category,max,min,q}.
+func tplProductsSearch() *uriTemplate {
+	return uriTestTemplate("products_search",
+		variable{name: "category", kind: kindString},
+		variable{name: "max", parent: "filter", kind: kindNumber, goKind: reflect.Float64},
+		variable{name: "min", parent: "filter", kind: kindNumber, goKind: reflect.Float64},
+		variable{name: "q", kind: kindString},
+	)
+}
+
+// tplKinds covers the remaining kinds and Go ranges:
+// app://kinds/{small}{?big,flag,level,limit,mode,note,ratio,score,tiny}.
+func tplKinds() *uriTemplate {
+	return uriTestTemplate("kinds",
+		variable{name: "small", kind: kindInteger, required: true, goKind: reflect.Uint8},
+		variable{name: "big", kind: kindInteger, goKind: reflect.Uint64},
+		variable{name: "flag", kind: kindBoolean, goKind: reflect.Bool},
+		variable{name: "level", kind: kindEnum, enum: []string{"low", "high"}, nullable: true},
+		variable{name: "limit", kind: kindInteger, nullable: true, goKind: reflect.Int32},
+		variable{name: "mode", kind: kindEnum, enum: []string{"null", "on"}, nullable: true},
+		variable{name: "note", kind: kindString, nullable: true},
+		variable{name: "ratio", kind: kindNumber, goKind: reflect.Float32},
+		variable{name: "score", kind: kindNumber, nullable: true},
+		variable{name: "tiny", kind: kindInteger, goKind: reflect.Int8},
+	)
+}
+
+func TestSplitCommand(t *testing.T) {
+	cases := []struct {
+		uri  string
+		want string
+		ok   bool
+	}{
+		{"app://customers_show/12", "customers_show", true},
+		{"app://customers_index", "customers_index", true},
+		{"app://customers_index?page=2", "customers_index", true},
+		{"app://customers_index/", "customers_index", true},
+		{"app://", "", false},
+		{"app:///12", "", false},
+		{"app://?page=1", "", false},
+		{"app:/customers_show", "", false},
+		{"ap://customers_show", "", false},
+		{"http://customers_show", "", false},
+		{"app://cust%6Fmers_show/1", "", false},
+		{"app://customers_show#x", "", false},
+		{"", "", false},
+	}
+	for _, c := range cases {
+		got, ok := splitCommand("app", c.uri)
+		if got != c.want || ok != c.ok {
+			t.Errorf("splitCommand(%q) = %q, %v; want %q, %v", c.uri, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestSplitCommandAllocatesNothing(t *testing.T) {
+	n := testing.AllocsPerRun(100, func() {
+		splitCommand("app", "app://customers_index?page=2")
+	})
+	if n != 0 {
+		t.Fatalf("splitCommand allocates %v times", n)
+	}
+}
+
+// parseCase is one URI given to parse: want is the decoded values, or
+// wantErr a piece of the *uriError's reason.
+type parseCase struct {
+	name    string
+	tpl     *uriTemplate
+	uri     string
+	want    map[string]string
+	wantErr string
+}
+
+func parseCases() []parseCase {
+	show, index, orders := tplCustomersShow(), tplCustomersIndex(), tplOrdersBetween()
+	long := "app://customers_index?search=" + strings.Repeat("a", maxURILength-len("app://customers_index?search="))
+	return []parseCase{
+		// Valid.
+		{"path variable", show, "app://customers_show/12", map[string]string{"id": "12"}, ""},
+		{"no query", index, "app://customers_index", map[string]string{}, ""},
+		{"all query parameters, any order", index,
+			"app://customers_index?sort=name&search=ada&per_page=25&page=3&direction=desc",
+			map[string]string{"sort": "name", "search": "ada", "per_page": "25", "page": "3", "direction": "desc"}, ""},
+		{"percent-decoded space", index, "app://customers_index?search=ada%20lovelace",
+			map[string]string{"search": "ada lovelace"}, ""},
+		{"plus is a plus", index, "app://customers_index?search=a+b", map[string]string{"search": "a+b"}, ""},
+		{"encoded delimiters", index, "app://customers_index?search=a%2Fb%26c%3Dd%25e%3F%23%2B",
+			map[string]string{"search": "a/b&c=d%e?#+"}, ""},
+		{"split at the first =", index, "app://customers_index?search=a=b", map[string]string{"search": "a=b"}, ""},
+		{"slash and ? in a query value", index, "app://customers_index?search=a/b?c",
+			map[string]string{"search": "a/b?c"}, ""},
+		{"UTF-8, lower-case hex", index, "app://customers_index?search=%c3%a9%F0%9F%98%80",
+			map[string]string{"search": "é😀"}, ""},
+		{"raw UTF-8", index, "app://customers_index?search=é", map[string]string{"search": "é"}, ""},
+		{"empty value", index, "app://customers_index?search=", map[string]string{"search": ""}, ""},
+		{"two path segments and a query", orders, "app://orders_between/2024-01-01/2024-12-31?status=paid",
+			map[string]string{"from": "2024-01-01", "to": "2024-12-31", "status": "paid"}, ""},
+		{"encoded slash in a segment", orders, "app://orders_between/a%2Fb/c%3Fd",
+			map[string]string{"from": "a/b", "to": "c?d"}, ""},
+		{"exactly 2048 bytes", index, long, map[string]string{"search": long[len("app://customers_index?search="):]}, ""},
+
+		// Invalid.
+		{"longer than 2048 bytes", index, long + "a", nil, "URI is 2049 bytes, longer than the 2048 allowed"},
+		{"other scheme", show, "http://customers_show/12", nil, "does not begin with app://customers_show"},
+		{"scheme is case-sensitive", show, "APP://customers_show/12", nil, "does not begin with app://customers_show"},
+		{"longer command", show, "app://customers_showx/12", nil, "does not begin with app://customers_show"},
+		{"other command", show, "app://customers/12", nil, "does not begin with app://customers_show"},
+		{"fragment", show, "app://customers_show/12#top", nil, `fragment ("#" at byte 23) not allowed`},
+		{"fragment in query", index, "app://customers_index?search=a#b", nil, "fragment"},
+		{"missing segment", orders, "app://orders_between/2024-01-01", nil,
+			"expected 2 path segments after app://orders_between, got 1"},
+		{"no segment", show, "app://customers_show", nil, "expected 1 path segment after app://customers_show, got 0"},
+		{"no segment before query", orders, "app://orders_between?status=paid", nil, "expected 2 path segments"},
+		{"extra segment", orders, "app://orders_between/a/b/c", nil, "expected 2 path segments after app://orders_between, got 3"},
+		{"trailing slash", show, "app://customers_show/12/", nil, "trailing slash: expected 1 path segment"},
+		{"trailing slash before query", orders, "app://orders_between/a/b/?status=paid", nil, "trailing slash"},
+		{"trailing slash without path variables", index, "app://customers_index/", nil, "trailing slash: expected 0 path segments"},
+		{"segment without path variables", index, "app://customers_index/x", nil, "expected 0 path segments after app://customers_index, got 1"},
+		{"empty segment", orders, "app://orders_between//b", nil, "path segment {from} is empty"},
+		{"empty last segment", show, "app://customers_show/", nil, "path segment {id} is empty"},
+		{"unknown parameter", index, "app://customers_index?bogus=1", nil, `unknown query parameter "bogus"`},
+		{"path variable in the query", show, "app://customers_show/12?id=3", nil, `unknown query parameter "id"`},
+		{"encoded parameter name", index, "app://customers_index?p%61ge=1", nil, `unknown query parameter "p%61ge"`},
+		{"empty parameter name", index, "app://customers_index?=1", nil, `unknown query parameter ""`},
+		{"repeated parameter", index, "app://customers_index?page=1&sort=name&page=2", nil, `query parameter "page" given twice`},
+		{"repeated with the same value", index, "app://customers_index?page=1&page=1", nil, "given twice"},
+		{"parameter without =", index, "app://customers_index?page", nil, `query parameter "page" has no "="`},
+		{"empty query", index, "app://customers_index?", nil, `empty query after "?"`},
+		{"empty query on a path template", show, "app://customers_show/1?", nil, "empty query"},
+		{"double &", index, "app://customers_index?page=1&&sort=name", nil, "empty query parameter at byte 29"},
+		{"leading &", index, "app://customers_index?&page=1", nil, "empty query parameter at byte 22"},
+		{"trailing &", index, "app://customers_index?page=1&", nil, "empty query parameter at byte 29"},
+		{"bad hex", index, "app://customers_index?search=%zz", nil, "invalid percent-encoding at byte 29"},
+		{"truncated escape", index, "app://customers_index?search=ab%4", nil, "invalid percent-encoding at byte 31"},
+		{"lone %", index, "app://customers_index?search=%", nil, "invalid percent-encoding at byte 29"},
+		{"bad escape after a good one", orders, "app://orders_between/%41/b%g1", nil, "invalid percent-encoding at byte 26"},
+		{"decoded invalid UTF-8", index, "app://customers_index?search=%FF", nil, `query parameter "search" is not valid UTF-8`},
+		{"truncated UTF-8 sequence", index, "app://customers_index?search=%C3", nil, "not valid UTF-8"},
+		{"raw invalid UTF-8 in a segment", orders, "app://orders_between/\xff/b", nil, "path segment {from} is not valid UTF-8"},
+	}
+}
+
+func TestParse(t *testing.T) {
+	for _, c := range parseCases() {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := c.tpl.parse(c.uri)
+			if c.wantErr != "" {
+				var ue *uriError
+				if !errors.As(err, &ue) {
+					t.Fatalf("parse(%q) = %v, %v; want a *uriError", c.uri, got, err)
+				}
+				if !strings.Contains(ue.reason, c.wantErr) {
+					t.Fatalf("parse(%q) reason %q; want it to contain %q", c.uri, ue.reason, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parse(%q): %v", c.uri, err)
+			}
+			if !maps.Equal(got, c.want) {
+				t.Fatalf("parse(%q) = %q; want %q", c.uri, got, c.want)
+			}
+		})
+	}
+}
+
+func TestURIErrorMessage(t *testing.T) {
+	_, err := tplCustomersIndex().parse("app://customers_index?bogus=1")
+	if got, want := err.Error(), `resource not found: app://customers_index?bogus=1: unknown query parameter "bogus"`; got != want {
+		t.Errorf("Error() = %q; want %q", got, want)
+	}
+	long := "app://customers_index?search=" + strings.Repeat("é", 1500)
+	_, err = tplCustomersIndex().parse(long)
+	msg := err.Error()
+	if len(msg) > 300 || !strings.HasSuffix(msg, "…: URI is 3029 bytes, longer than the 2048 allowed") {
+		t.Errorf("long URI error = %q", msg)
+	}
+	_, err = tplCustomersShow().parse("app://customers_show/1\n/2")
+	if want := `resource not found: "app://customers_show/1\n/2": expected`; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error with a newline = %q; want it quoted", err.Error())
+	}
+}
+
+func TestExpand(t *testing.T) {
+	cases := []struct {
+		tpl  *uriTemplate
+		args map[string]string
+		want string
+	}{
+		{tplCustomersShow(), map[string]string{"id": "12"}, "app://customers_show/12"},
+		{tplCustomersIndex(), nil, "app://customers_index"},
+		{tplCustomersIndex(), map[string]string{"sort": "name", "page": "2", "search": "ada lovelace"},
+			"app://customers_index?page=2&search=ada%20lovelace&sort=name"},
+		{tplCustomersIndex(), map[string]string{"search": "a/b%c&d=e+f?g#h~i-j.k_l é"},
+			"app://customers_index?search=a%2Fb%25c%26d%3De%2Bf%3Fg%23h~i-j.k_l%20%C3%A9"},
+		{tplOrdersBetween(), map[string]string{"from": "a/b", "to": "2024", "status": "paid", "bogus": "x"},
+			"app://orders_between/a%2Fb/2024?status=paid"},
+	}
+	for _, c := range cases {
+		if got := c.tpl.expand(c.args); got != c.want {
+			t.Errorf("expand(%q) = %q; want %q", c.args, got, c.want)
+		}
+	}
+}
+
+// BenchmarkParseConvert measures what a resources/read of a five-variable
+// template costs before the command runs.
+func BenchmarkParseConvert(b *testing.B) {
+	tpl := tplCustomersIndex()
+	const uri = "app://customers_index?direction=desc&page=3&per_page=25&search=ada%20lovelace&sort=name"
+	b.ReportAllocs()
+	for b.Loop() {
+		values, err := tpl.parse(uri)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, verr := tpl.convert(values); verr != nil {
+			b.Fatal(verr)
+		}
+	}
+}

@@ -1,0 +1,113 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// installHooks appends the adapter's hooks to the server's, after any the
+// user added, so that the user's hooks keep running as before.
+func (a *Adapter) installHooks(h *server.Hooks) {
+	h.AddBeforeReadResource(a.routeRead)
+	h.AddAfterListResources(a.filterResources)
+	h.AddAfterListResourceTemplates(a.filterTemplates)
+	h.AddOnError(a.onError)
+	a.installLiveHooks(h)
+}
+
+// filterResources removes from resources/list the adapter's routing
+// resources that are not meant to be listed (commands with required
+// arguments) and those of commands the session is not granted.
+func (a *Adapter) filterResources(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, res *mcp.ListResourcesResult) {
+	if res == nil {
+		return
+	}
+	kept := res.Resources[:0]
+	for _, r := range res.Resources {
+		if c := a.ownResource(r.URI); c != nil && (!c.listed() || !a.granted(ctx, c.name)) {
+			continue
+		}
+		kept = append(kept, r)
+	}
+	res.Resources = kept
+}
+
+// filterTemplates removes from resources/templates/list the templates of
+// commands the session is not granted.
+func (a *Adapter) filterTemplates(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest, res *mcp.ListResourceTemplatesResult) {
+	if res == nil || a.cfg.grant == nil {
+		return
+	}
+	kept := res.ResourceTemplates[:0]
+	for _, t := range res.ResourceTemplates {
+		if c := a.command(t.Name); c != nil && c.tmpl != nil && t.URITemplate != nil &&
+			t.URITemplate.Raw() == c.tmpl.raw && !a.granted(ctx, c.name) {
+			continue
+		}
+		kept = append(kept, t)
+	}
+	res.ResourceTemplates = kept
+}
+
+// ownResource returns the command whose routing resource has uri.
+func (a *Adapter) ownResource(uri string) *command {
+	name, ok := splitCommand(a.cfg.scheme, uri)
+	if !ok {
+		return nil
+	}
+	if c := a.command(name); c != nil && c.routeURI == uri {
+		return c
+	}
+	return nil
+}
+
+// onError records, for the transport edges (HTTPHandler, ServeStdio,
+// adaptertest), the exact JSON-RPC error a failed request should answer.
+// mcp-go itself can only send -32603 without data for a handler's error.
+func (a *Adapter) onError(ctx context.Context, id any, method mcp.MCPMethod, message any, err error) {
+	box := errorBoxFrom(ctx)
+	if box == nil {
+		return
+	}
+	if e := a.wireError(ctx, method, message, err); e != nil {
+		box.put(id, e)
+	}
+}
+
+// wireError decides the error a failed request answers on the wire, or nil
+// to leave mcp-go's as it is.
+func (a *Adapter) wireError(ctx context.Context, method mcp.MCPMethod, message any, err error) *rpcError {
+	if method != mcp.MethodResourcesRead {
+		var rpc *rpcError
+		if errors.As(err, &rpc) {
+			return rpc
+		}
+		return nil
+	}
+	req, _ := message.(*mcp.ReadResourceRequest)
+	if req == nil {
+		return nil
+	}
+	st := readStateFrom(*req)
+	if st == nil {
+		if errors.Is(err, server.ErrResourceNotFound) {
+			// Not a URI of ours: answer in the same form as ours do, so
+			// that an ungranted command is indistinguishable from none.
+			return notFound(ctx, req.Params.URI, "")
+		}
+		return nil
+	}
+	var rpc *rpcError
+	switch {
+	case st.err == errNotGranted:
+		return notFound(ctx, st.uri, "")
+	case st.err != nil:
+		return a.readError(ctx, st.cmd, st.uri, st.err)
+	case errors.As(err, &rpc):
+		return rpc
+	}
+	return nil
+}

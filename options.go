@@ -1,0 +1,153 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/mark3labs/mcp-go/server"
+	"golang.org/x/time/rate"
+
+	"github.com/mcplive/adapter/middleware"
+)
+
+// An Option configures Wrap.
+type Option func(*config)
+
+type config struct {
+	scheme          string
+	grant           func(ctx context.Context, command string) bool
+	subscriptionCap int
+	middleware      []middleware.Middleware
+	rateLimit       rate.Limit
+	rateBurst       int
+	rateOpts        []middleware.RateLimitOption
+	logger          *slog.Logger
+	completion      server.ResourceCompletionProvider
+	feed            ChangeFeed
+}
+
+// DefaultSubscriptionCap is the number of subscriptions one connection may
+// hold unless WithSubscriptionCap says otherwise.
+const DefaultSubscriptionCap = 64
+
+func defaultConfig() config {
+	return config{
+		scheme:          "app",
+		subscriptionCap: DefaultSubscriptionCap,
+		logger:          slog.Default(),
+	}
+}
+
+func (c *config) validate() error {
+	if !validScheme(c.scheme) {
+		return fmt.Errorf("URI scheme %q: want a letter followed by letters, digits, '+', '-' or '.' (RFC 3986)", c.scheme)
+	}
+	if c.subscriptionCap < 1 {
+		return fmt.Errorf("subscription cap %d: want at least 1", c.subscriptionCap)
+	}
+	if c.rateLimit < 0 || c.rateBurst < 0 {
+		return errors.New("rate limit and burst must not be negative")
+	}
+	return nil
+}
+
+// chain composes the middleware every invocation passes: panic recovery
+// outermost, so that a panic anywhere becomes an internal error; then the
+// user's middleware in the order given; then the rate limit, innermost, so
+// that the user's middleware sees refused calls too.
+func (c *config) chain() middleware.Middleware {
+	mws := []middleware.Middleware{middleware.Recover(c.logger)}
+	mws = append(mws, c.middleware...)
+	if c.rateLimit > 0 {
+		mws = append(mws, middleware.RateLimit(c.rateLimit, c.rateBurst, c.rateOpts...))
+	}
+	return middleware.Chain(mws...)
+}
+
+// WithScheme sets the URI scheme of the adapter's resources and templates
+// ("app" by default: app://customers_show/{id}).
+func WithScheme(scheme string) Option {
+	return func(c *config) { c.scheme = scheme }
+}
+
+// WithGrant sets the function that decides, per request, which commands the
+// agent may use. An ungranted command is absent from tools/list,
+// resources/list, resources/templates/list and completion, and calling,
+// reading, subscribing to or completing it answers exactly as for a name that
+// does not exist. ctx is the request's: server.ClientSessionFromContext(ctx)
+// gives the session, and the HTTP context function the user installed on
+// their transport may have put an authenticated subject there.
+//
+// By default every command is granted.
+func WithGrant(grant func(ctx context.Context, command string) bool) Option {
+	return func(c *config) { c.grant = grant }
+}
+
+// WithSubscriptionCap sets how many subscriptions one connection may hold
+// (DefaultSubscriptionCap by default). A connection is the listen stream on
+// stateless Streamable HTTP (protocol 2026-07-28) and the session
+// elsewhere. Subscriptions beyond it are not acknowledged.
+func WithSubscriptionCap(n int) Option {
+	return func(c *config) { c.subscriptionCap = n }
+}
+
+// WithMiddleware appends middleware to the chain every command invocation
+// passes (see package middleware). The first given is the outermost.
+func WithMiddleware(mws ...middleware.Middleware) Option {
+	return func(c *config) { c.middleware = append(c.middleware, mws...) }
+}
+
+// WithRateLimit limits each command to limit invocations per second with
+// bursts of burst, per session (per remote address on stateless HTTP, or
+// per key of middleware.KeyFunc among opts). A tools/call and a read of the
+// same command share one bucket; re-runs of live queries are exempt. An
+// exceeded limit answers a JSON-RPC error with code
+// middleware.CodeRateLimited and data {"retryAfterMs": n}, or, for a
+// tools/call, an isError result saying the same.
+func WithRateLimit(limit rate.Limit, burst int, opts ...middleware.RateLimitOption) Option {
+	return func(c *config) {
+		c.rateLimit, c.rateBurst, c.rateOpts = limit, burst, opts
+	}
+}
+
+// WithLogger sets the logger of the adapter's own events (internal errors,
+// recovered panics, feed failures). slog.Default() by default.
+func WithLogger(logger *slog.Logger) Option {
+	return func(c *config) {
+		if logger != nil {
+			c.logger = logger
+		}
+	}
+}
+
+// WithCompletionFallback hands completion requests for references the
+// adapter does not own (the user's own resource templates) to p. mcp-go
+// keeps a single resource completion provider and Wrap installs its own, so
+// pass here the provider you would otherwise have given mcp-go.
+func WithCompletionFallback(p server.ResourceCompletionProvider) Option {
+	return func(c *config) { c.completion = p }
+}
+
+// WithChangeFeed connects the adapter to other instances through feed (see
+// ChangeFeed): changes heard from elsewhere re-run local live queries, and
+// local Changed calls are published.
+func WithChangeFeed(feed ChangeFeed) Option {
+	return func(c *config) { c.feed = feed }
+}
+
+func validScheme(s string) bool {
+	if s == "" || !isAlpha(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !(isAlpha(c) || '0' <= c && c <= '9' || c == '+' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlpha(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }

@@ -1,0 +1,136 @@
+package adapter
+
+import (
+	"context"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcplive/adapter/middleware"
+)
+
+// How a read reaches its command.
+//
+// mcp-go matches resources/read against templates with lenient regular
+// expressions, in random order, and drops the arguments when its own match
+// fails. The adapter therefore parses every URI it owns itself, before
+// mcp-go looks: a before-read hook (routeRead) recognises scheme://command,
+// parses and converts the URI strictly, leaves the outcome in the request's
+// _meta under readStateKey, and points Params.URI at the command's plain
+// resource scheme://command, which mcp-go finds by exact lookup, ahead of
+// every template. That resource's handler (readHandler) picks the outcome up
+// and runs the command. URIs the adapter does not own pass untouched to the
+// user's own resources and templates.
+//
+// A URI the adapter owns but must answer "not found" for (malformed, or its
+// command not granted) is pointed at the empty URI instead, which no
+// resource or template of the adapter matches, so mcp-go itself answers
+// resource-not-found with the code of the request's era.
+
+// readStateKey is the _meta key under which routeRead hands its outcome to
+// readHandler. The value is a Go pointer, which JSON from a client cannot
+// forge; routeRead deletes any value a client sent.
+const readStateKey = "io.github.mcplive/read"
+
+// readState is what routeRead learned of a URI the adapter owns.
+type readState struct {
+	uri  string // as the client sent it
+	cmd  *command
+	args []byte // canonical JSON arguments, when err is nil
+	err  error  // a *uriError, a *ValidationError, or not granted
+}
+
+// routeRead is the before-read hook described above.
+func (a *Adapter) routeRead(ctx context.Context, _ any, req *mcp.ReadResourceRequest) {
+	if m := req.Params.Meta; m != nil {
+		delete(m.AdditionalFields, readStateKey)
+	}
+	st := a.resolve(ctx, req.Params.URI)
+	if st == nil {
+		return
+	}
+	if req.Params.Meta == nil {
+		req.Params.Meta = &mcp.Meta{}
+	}
+	if req.Params.Meta.AdditionalFields == nil {
+		req.Params.Meta.AdditionalFields = map[string]any{}
+	}
+	req.Params.Meta.AdditionalFields[readStateKey] = st
+	if _, structural := st.err.(*uriError); structural || st.err == errNotGranted {
+		req.Params.URI = ""
+		return
+	}
+	req.Params.URI = st.cmd.routeURI
+}
+
+// errNotGranted marks a URI whose command the session may not use; it
+// answers exactly as a URI no command owns.
+var errNotGranted = &rpcError{Message: "not granted"}
+
+// resolve parses and converts uri when the adapter owns it: it names a live
+// command with a template. It returns nil for URIs the adapter does not own.
+func (a *Adapter) resolve(ctx context.Context, uri string) *readState {
+	name, ok := splitCommand(a.cfg.scheme, uri)
+	if !ok {
+		return nil
+	}
+	c := a.command(name)
+	if c == nil || c.tmpl == nil {
+		return nil
+	}
+	st := &readState{uri: uri, cmd: c}
+	if !a.granted(ctx, name) {
+		st.err = errNotGranted
+		return st
+	}
+	values, err := c.tmpl.parse(uri)
+	if err != nil {
+		st.err = err
+		return st
+	}
+	args, verr := c.tmpl.convert(values)
+	if verr != nil {
+		st.err = verr
+		return st
+	}
+	st.args = args
+	return st
+}
+
+// readStateFrom finds routeRead's outcome in a request.
+func readStateFrom(req mcp.ReadResourceRequest) *readState {
+	if m := req.Params.Meta; m != nil {
+		st, _ := m.AdditionalFields[readStateKey].(*readState)
+		return st
+	}
+	return nil
+}
+
+// readHandler serves the reads routed to c: the command runs as the agent,
+// through the same path as a tools/call, and the result is one
+// application/json text content whose URI is the one the client sent.
+func (a *Adapter) readHandler(c *command) server.ResourceHandlerFunc {
+	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		st := readStateFrom(req)
+		if st == nil || st.cmd != c {
+			// Reached by mcp-go's own matching, not through routeRead: a
+			// hook of the user's removed the outcome. Refuse rather than
+			// guess at arguments mcp-go may have dropped.
+			return nil, notFound(ctx, req.Params.URI, "")
+		}
+		if st.err != nil {
+			return nil, a.readError(ctx, c, st.uri, st.err)
+		}
+		res, err := c.invoke(ctx, middleware.Agent, st.args)
+		if err != nil {
+			return nil, a.readError(ctx, c, st.uri, err)
+		}
+		b, err := marshalResult(res)
+		if err != nil {
+			return nil, a.readError(ctx, c, st.uri, err)
+		}
+		return []mcp.ResourceContents{mcp.TextResourceContents{
+			URI: st.uri, MIMEType: mimeJSON, Text: string(b),
+		}}, nil
+	}
+}

@@ -1,0 +1,112 @@
+package adapter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcplive/adapter/middleware"
+)
+
+// toolHandler serves tools/call for c: the arguments, decoded strictly into
+// the command's type, run through the middleware chain as the agent.
+func (a *Adapter) toolHandler(c *command) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		raw, err := canonicalArguments(req.GetRawArguments())
+		if err != nil {
+			return a.toolError(ctx, c, err), nil
+		}
+		res, err := c.invoke(ctx, middleware.Agent, raw)
+		if err != nil {
+			return a.toolError(ctx, c, err), nil
+		}
+		b, err := marshalResult(res)
+		if err != nil {
+			return a.toolError(ctx, c, fmt.Errorf("encoding the result: %w", err)), nil
+		}
+		out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(b))}}
+		if len(b) > 0 && b[0] == '{' {
+			// structuredContent must be an object; a list or a scalar result
+			// stays in the text content only.
+			out.StructuredContent = json.RawMessage(b)
+		}
+		return out, nil
+	}
+}
+
+// canonicalArguments re-encodes a tools/call's arguments as canonical JSON
+// (object keys sorted), the form every invocation path hands the command.
+func canonicalArguments(args any) (json.RawMessage, error) {
+	if args == nil {
+		return json.RawMessage("{}"), nil
+	}
+	if raw, ok := args.(json.RawMessage); ok {
+		// Numbers stay json.Number so that integers above 2^53 keep every digit.
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, &ValidationError{Errors: []FieldError{{Message: "arguments are not valid JSON"}}}
+		}
+		args = v
+	}
+	if args == nil {
+		return json.RawMessage("{}"), nil
+	}
+	if _, ok := args.(map[string]any); !ok {
+		return nil, &ValidationError{Errors: []FieldError{{Message: "arguments must be a JSON object"}}}
+	}
+	return json.Marshal(args)
+}
+
+// toolError is the isError result of a failed tools/call: the same
+// classification as a read, in the form tools answer with.
+func (a *Adapter) toolError(ctx context.Context, c *command, err error) *mcp.CallToolResult {
+	var (
+		verr *ValidationError
+		rl   *middleware.RateLimitError
+	)
+	var text string
+	var structured any
+	switch {
+	case errors.As(err, &verr):
+		text, structured = verr.Error(), verr
+	case errors.Is(err, ErrNotFound):
+		text = err.Error()
+		structured = map[string]string{"error": "not found", "message": text}
+	case errors.As(err, &rl):
+		text = rl.Error()
+		structured = map[string]any{"error": "rate limited", "code": middleware.CodeRateLimited, "retryAfterMs": rl.RetryAfterMs()}
+	default:
+		a.logger.ErrorContext(ctx, "adapter: command failed", "command", c.name, "error", err)
+		text = fmt.Sprintf("internal error in %s", c.name)
+	}
+	res := mcp.NewToolResultError(text)
+	res.StructuredContent = structured
+	return res
+}
+
+// filterTools hides the tools of commands the grant function refuses. mcp-go
+// applies it to tools/list and, per tool, to tools/call, which then answers
+// exactly as for a tool that does not exist.
+func (a *Adapter) filterTools(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	if a.cfg.grant == nil {
+		return tools
+	}
+	out := tools[:0:0]
+	for _, t := range tools {
+		if a.command(t.Name) == nil || a.granted(ctx, t.Name) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func sessionFrom(ctx context.Context) server.ClientSession {
+	return server.ClientSessionFromContext(ctx)
+}
