@@ -84,6 +84,8 @@ func Wrap(srv *server.MCPServer, opts ...Option) *Adapter {
 
 	server.WithResourceCapabilities(true, resourcesListChanged(srv))(srv)
 	server.WithToolFilter(a.filterTools)(srv)
+	server.WithCompletions()(srv)
+	server.WithResourceCompletionProvider(completionProvider{a})(srv)
 	hooks := srv.GetHooks()
 	if hooks == nil {
 		hooks = &server.Hooks{}

@@ -272,3 +272,32 @@ func (c *command) invoke(ctx context.Context, origin middleware.Origin, raw json
 	}
 	return c.handler(ctx, call)
 }
+
+// Call runs the command named name with args (any value that encodes to
+// the command's JSON arguments: its argument struct, a map, or
+// json.RawMessage) through the middleware chain as the application itself
+// (origin App), which rate limits do not apply to. It answers what a
+// tools/call would, as Go values: the result, or a *ValidationError,
+// ErrNotFound (wrapped), or the command's own error.
+func (a *Adapter) Call(ctx context.Context, name string, args any) (any, error) {
+	c := a.command(name)
+	if c == nil {
+		return nil, fmt.Errorf("adapter: no command %q", name)
+	}
+	var raw json.RawMessage
+	switch v := args.(type) {
+	case json.RawMessage:
+		raw = v
+	default:
+		b, err := json.Marshal(args)
+		if err != nil {
+			return nil, fmt.Errorf("adapter: encoding the arguments of %s: %w", name, err)
+		}
+		raw = b
+	}
+	canonical, err := canonicalArguments(raw)
+	if err != nil {
+		return nil, err
+	}
+	return c.invoke(ctx, middleware.App, canonical)
+}

@@ -1,13 +1,28 @@
 package adapter
 
-import "context"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcplive/adapter/middleware"
+)
+
+// maxCompletions is the most values completion/complete may answer with.
+const maxCompletions = 100
 
 // A Completer suggests values for one variable of a command's template, for
 // completion/complete. prefix is what the user typed so far; args holds the
 // other variables the client already filled in (context.arguments),
-// converted to their typed values where they convert and left as strings
-// where they do not. The adapter filters nothing: return the values that
-// fit prefix, best first; at most 100 are sent.
+// converted to their typed values (int64 or json.Number, float64, bool,
+// string, nil) where they convert and left as strings where they do not.
+// Return the values that fit prefix, best first; the adapter sends at most
+// 100 of them with the total count.
 type Completer func(ctx context.Context, prefix string, args map[string]any) ([]string, error)
 
 // CompleteWith registers c as the completer of the template variable named
@@ -21,3 +36,155 @@ func CompleteWith(variable string, c Completer) CommandOption {
 		cc.completers[variable] = c
 	}
 }
+
+// completionProvider answers completion/complete for resource references.
+// It is installed as mcp-go's resource completion provider by Wrap.
+type completionProvider struct{ a *Adapter }
+
+// CompleteResourceArgument completes a variable of one of the adapter's
+// templates, referenced by the template itself or by an expanded URI of it.
+// Enum variables complete to their constants, booleans to true and false,
+// both filtered by the prefix typed (ignoring case); a variable with a
+// Completer asks it; anything else completes to nothing. References the
+// adapter does not own, and commands the session is not granted, go to the
+// fallback provider (WithCompletionFallback) or complete to nothing, exactly
+// alike.
+func (p completionProvider) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
+	a := p.a
+	c := a.completionTarget(ctx, uri)
+	if c == nil {
+		if a.cfg.completion != nil {
+			return a.cfg.completion.CompleteResourceArgument(ctx, uri, arg, cctx)
+		}
+		return &mcp.Completion{Values: []string{}}, nil
+	}
+	v := c.tmpl.variable(arg.Name)
+	if v == nil {
+		return nil, &rpcError{
+			Code:    mcp.INVALID_PARAMS,
+			Message: "completion: " + arg.Name + " is not a variable of " + c.tmpl.raw,
+			Data:    &ValidationError{Errors: []FieldError{{Field: arg.Name, Message: "is not a variable of " + c.tmpl.raw}}},
+		}
+	}
+	// Completion counts against the command's rate limit, like a read: it
+	// passes the same chain, marked as a completion.
+	ctx = middleware.WithOrigin(ctx, middleware.Agent)
+	call := &middleware.Call{
+		Command:    c.name,
+		Origin:     middleware.Agent,
+		Session:    sessionFrom(ctx),
+		Completion: &middleware.Completion{Variable: arg.Name, Prefix: arg.Value},
+	}
+	res, err := a.chain(func(ctx context.Context, _ *middleware.Call) (any, error) {
+		return c.complete(ctx, v, arg.Value, cctx.Arguments)
+	})(ctx, call)
+	if err != nil {
+		return nil, a.completionError(ctx, c, err)
+	}
+	return limitCompletion(res.([]string)), nil
+}
+
+// completionTarget finds the command a completion reference names: its
+// template string, or an expanded URI of it. nil when the adapter does not
+// own the reference or the session may not use the command.
+func (a *Adapter) completionTarget(ctx context.Context, ref string) *command {
+	prefix := a.cfg.scheme + "://"
+	rest, ok := strings.CutPrefix(ref, prefix)
+	if !ok {
+		return nil
+	}
+	name := rest
+	if i := strings.IndexAny(rest, "/?{"); i >= 0 {
+		name = rest[:i]
+	}
+	c := a.command(name)
+	if c == nil || c.tmpl == nil || !a.granted(ctx, name) {
+		return nil
+	}
+	if ref != c.tmpl.raw && !c.tmpl.owns(ref) && ref != c.routeURI {
+		return nil
+	}
+	return c
+}
+
+// complete lists the candidate values of variable v for prefix.
+func (c *command) complete(ctx context.Context, v *variable, prefix string, given map[string]string) ([]string, error) {
+	if fn := c.completers[v.name]; fn != nil {
+		values, err := fn(ctx, prefix, c.tmpl.typedArguments(given))
+		if values == nil {
+			values = []string{}
+		}
+		return values, err
+	}
+	var candidates []string
+	switch v.kind {
+	case kindEnum:
+		candidates = v.enum
+	case kindBoolean:
+		candidates = []string{"true", "false"}
+	}
+	out := []string{}
+	for _, s := range candidates {
+		if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// typedArguments converts the variables a completion request already has
+// to their typed values where they convert; others stay strings, and names
+// that are no variable are left out.
+func (t *uriTemplate) typedArguments(given map[string]string) map[string]any {
+	out := make(map[string]any, len(given))
+	for name, s := range given {
+		v := t.variable(name)
+		if v == nil {
+			continue
+		}
+		out[name] = s
+		b, msg := appendValue(nil, v, s)
+		if msg != "" {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		var typed any
+		if dec.Decode(&typed) != nil {
+			continue
+		}
+		if n, ok := typed.(json.Number); ok {
+			if i, err := n.Int64(); err == nil && v.kind == kindInteger {
+				typed = i
+			} else if f, err := n.Float64(); err == nil && v.kind == kindNumber {
+				typed = f
+			}
+		}
+		out[name] = typed
+	}
+	return out
+}
+
+// limitCompletion caps values at the protocol's 100, saying how many
+// there were.
+func limitCompletion(values []string) *mcp.Completion {
+	out := &mcp.Completion{Values: values, Total: len(values)}
+	if len(values) > maxCompletions {
+		out.Values = values[:maxCompletions]
+		out.HasMore = true
+	}
+	return out
+}
+
+// completionError is what a failed completion answers: a rate limit as the
+// same error a read gets; anything else internal, without internals.
+func (a *Adapter) completionError(ctx context.Context, c *command, err error) error {
+	var rl *middleware.RateLimitError
+	if errors.As(err, &rl) {
+		return a.readError(ctx, c, "", err)
+	}
+	a.logger.ErrorContext(ctx, "adapter: completion failed", "command", c.name, "error", err)
+	return &rpcError{Code: mcp.INTERNAL_ERROR, Message: "internal error completing " + c.name}
+}
+
+var _ server.ResourceCompletionProvider = completionProvider{}

@@ -95,6 +95,19 @@ type Call struct {
 	// calls of origin App and Live. On stateless Streamable HTTP
 	// (protocol 2026-07-28) it is a short-lived session without an ID.
 	Session server.ClientSession
+	// Completion is set when the call is a completion/complete of one of
+	// the command's template variables rather than a run of the command:
+	// Args and RawArgs are then nil. It passes the chain so that
+	// completions count against the command's rate limit like reads.
+	Completion *Completion
+}
+
+// Completion describes a completion request passing the chain.
+type Completion struct {
+	// Variable is the template variable being completed.
+	Variable string
+	// Prefix is what the user typed so far.
+	Prefix string
 }
 
 // Handler runs a command invocation and returns its result.

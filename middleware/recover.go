@@ -30,7 +30,9 @@ func (e *PanicError) Error() string {
 // value and stack with logger at level Error (slog.Default() if logger is
 // nil).
 //
-// It catches panics of whatever runs inside it; put it innermost, next to the
+// It catches panics of whatever runs inside it, on the call's goroutine; a
+// panic in a goroutine the command starts itself cannot be caught from here
+// and still ends the program. Put Recover innermost, next to the
 // command, or at least inside Log (see Default) so that Log records the
 // failure as an ordinary error.
 func Recover(logger *slog.Logger) Middleware {

@@ -1,0 +1,135 @@
+package adapter_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"golang.org/x/time/rate"
+
+	"github.com/mcplive/adapter"
+	"github.com/mcplive/adapter/middleware"
+)
+
+// recorder is a middleware that notes every call it sees.
+type recorder struct {
+	mu    sync.Mutex
+	name  string
+	calls []string
+	log   *[]string
+}
+
+func (r *recorder) middleware(next middleware.Handler) middleware.Handler {
+	return func(ctx context.Context, call *middleware.Call) (any, error) {
+		r.mu.Lock()
+		kind := "run"
+		if call.Completion != nil {
+			kind = "complete"
+		}
+		sess := "no-session"
+		if call.Session != nil {
+			sess = "session"
+		}
+		r.calls = append(r.calls, call.Command+" "+call.Origin.String()+" "+middleware.OriginFrom(ctx).String()+" "+kind+" "+sess+" "+string(call.RawArgs))
+		*r.log = append(*r.log, r.name+" in")
+		r.mu.Unlock()
+		res, err := next(ctx, call)
+		r.mu.Lock()
+		*r.log = append(*r.log, r.name+" out")
+		r.mu.Unlock()
+		return res, err
+	}
+}
+
+func TestMiddlewareSeesEveryPathInOrder(t *testing.T) {
+	var order []string
+	outer := &recorder{name: "outer", log: &order}
+	inner := &recorder{name: "inner", log: &order}
+	srv, a := newServer(t, adapter.WithMiddleware(outer.middleware, inner.middleware))
+	c := connect(t, srv)
+	ctx := context.Background()
+
+	call := mcp.CallToolRequest{}
+	call.Params.Name = "customers_show"
+	call.Params.Arguments = map[string]any{"id": 1}
+	if _, err := c.CallTool(ctx, call); err != nil {
+		t.Fatal(err)
+	}
+	read := mcp.ReadResourceRequest{}
+	read.Params.URI = "app://customers_show/2"
+	if _, err := c.ReadResource(ctx, read); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Call(ctx, "customers_show", map[string]any{"id": 3}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`customers_show agent agent run session {"id":1}`,
+		`customers_show agent agent run session {"id":2}`,
+		`customers_show app app run no-session {"id":3}`,
+	}
+	if strings.Join(outer.calls, "\n") != strings.Join(want, "\n") {
+		t.Errorf("calls seen:\n%s\nwant\n%s", strings.Join(outer.calls, "\n"), strings.Join(want, "\n"))
+	}
+	if got := strings.Join(order[:4], ","); got != "outer in,inner in,inner out,outer out" {
+		t.Errorf("order = %s, want the first middleware outermost", got)
+	}
+}
+
+func TestRateLimitSharedByToolsReadsAndCompletion(t *testing.T) {
+	srv, a := newServer(t, adapter.WithRateLimit(rate.Every(1<<62), 3))
+	c := connect(t, srv)
+	ctx := context.Background()
+
+	read := func(uri string) error {
+		req := mcp.ReadResourceRequest{}
+		req.Params.URI = uri
+		_, err := c.ReadResource(ctx, req)
+		return err
+	}
+	for i := range 2 {
+		if err := read("app://customers_show/1"); err != nil {
+			t.Fatalf("read %d within the burst: %v", i, err)
+		}
+	}
+	call := mcp.CallToolRequest{}
+	call.Params.Name = "customers_show"
+	call.Params.Arguments = map[string]any{"id": 1}
+	if res, err := c.CallTool(ctx, call); err != nil || res.IsError {
+		t.Fatalf("third call within the burst: %v %+v", err, res)
+	}
+	// The bucket is empty: a read, a tool call and a completion are refused.
+	if err := read("app://customers_show/1"); err == nil || !strings.Contains(err.Error(), "rate limit exceeded") {
+		t.Errorf("read beyond the burst: %v, want a rate limit error", err)
+	}
+	res, err := c.CallTool(ctx, call)
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(mcp.TextContent).Text, "rate limit exceeded") {
+		t.Errorf("tool call beyond the burst: %v %+v, want an isError rate limit result", err, res)
+	}
+	if sc, _ := res.StructuredContent.(map[string]any); sc == nil || sc["retryAfterMs"] == nil {
+		t.Errorf("the isError result should carry retryAfterMs: %+v", res.StructuredContent)
+	}
+	compl := mcp.CompleteRequest{}
+	compl.Params.Ref = mcp.ResourceReference{Type: "ref/resource", URI: "app://customers_show/{id}"}
+	compl.Params.Argument = mcp.CompleteArgument{Name: "id"}
+	if _, err := c.Complete(ctx, compl); err == nil || !strings.Contains(err.Error(), "rate limit exceeded") {
+		t.Errorf("completion beyond the burst: %v, want a rate limit error", err)
+	}
+	// Another command has its own bucket; the application is never limited.
+	if err := read("app://customers_index"); err != nil {
+		t.Errorf("another command: %v", err)
+	}
+	if _, err := a.Call(ctx, "customers_show", map[string]any{"id": 1}); err != nil {
+		t.Errorf("origin App must not be limited: %v", err)
+	}
+	// Another session has its own bucket.
+	other := connect(t, srv)
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = "app://customers_show/1"
+	if _, err := other.ReadResource(ctx, req); err != nil {
+		t.Errorf("another session: %v", err)
+	}
+}
+
