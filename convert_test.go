@@ -123,6 +123,7 @@ func convertCases() []convertCase {
 	}
 }
 
+// TestConvert runs convertCases through parse and convert.
 func TestConvert(t *testing.T) {
 	for _, c := range convertCases() {
 		t.Run(c.name, func(t *testing.T) {
@@ -177,6 +178,8 @@ func assertCanonical(t testing.TB, got []byte) {
 	}
 }
 
+// TestConvertValuesNotFromParse checks the failures parse never lets
+// through: a missing required variable and keys naming no variable.
 func TestConvertValuesNotFromParse(t *testing.T) {
 	_, verr := tplOrdersBetween().convert(map[string]string{"to": "b", "zeta": "1", "alpha": "2"})
 	if verr == nil {
@@ -196,6 +199,8 @@ func TestConvertValuesNotFromParse(t *testing.T) {
 	}
 }
 
+// TestAppendJSONStringMatchesEncodingJSON checks the escaping that keeps
+// convert canonical.
 func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
 	for _, s := range []string{
 		"", "plain", "quote\" back\\slash", "\x00\x01\x1f\x7f", "\b\f\n\r\t",
@@ -211,6 +216,8 @@ func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
+// TestAppendFloatMatchesEncodingJSON checks the number formatting that
+// keeps convert canonical, in both widths.
 func TestAppendFloatMatchesEncodingJSON(t *testing.T) {
 	for _, f := range []float64{0, 1, -1, 0.1, 1.5, 1e-6, 9.99999e-7, 1e-7, 1e20, 1e21, 123456789e15, 5e-324, 1.7976931348623157e308, -2.5e-10} {
 		want, _ := json.Marshal(f)

@@ -247,12 +247,12 @@ func TestEndToEndReadsOnBothEras(t *testing.T) {
 				}
 			}
 			for _, uri := range []string{
-				"app://customers_show/99",          // the command says not found
-				"app://customers_show/2/extra",     // one segment too many
-				"app://customers_show/2?page=1",    // a parameter the template does not name
+				"app://customers_show/99",       // the command says not found
+				"app://customers_show/2/extra",  // one segment too many
+				"app://customers_show/2?page=1", // a parameter the template does not name
 				"app://customers_index?page=1&page=2",
-				"app://customers_export",            // needs confirmation: no resource
-				"app://customers_by_ids",            // a list: no resource
+				"app://customers_export", // needs confirmation: no resource
+				"app://customers_by_ids", // a list: no resource
 				"app://nobody/1",
 			} {
 				req := mcp.ReadResourceRequest{}

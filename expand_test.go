@@ -98,6 +98,7 @@ func tplKinds() *uriTemplate {
 	)
 }
 
+// TestSplitCommand checks which URIs name a command of the scheme.
 func TestSplitCommand(t *testing.T) {
 	cases := []struct {
 		uri  string
@@ -126,6 +127,8 @@ func TestSplitCommand(t *testing.T) {
 	}
 }
 
+// TestSplitCommandAllocatesNothing guards the cost of the check every
+// resources/read pays.
 func TestSplitCommandAllocatesNothing(t *testing.T) {
 	n := testing.AllocsPerRun(100, func() {
 		splitCommand("app", "app://customers_index?page=2")
@@ -214,6 +217,8 @@ func parseCases() []parseCase {
 	}
 }
 
+// TestParse runs parseCases: the values of valid URIs, the reason for
+// invalid ones.
 func TestParse(t *testing.T) {
 	for _, c := range parseCases() {
 		t.Run(c.name, func(t *testing.T) {
@@ -238,6 +243,8 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestURIErrorMessage checks the message names the URI, shortened and
+// quoted when needed, and the reason.
 func TestURIErrorMessage(t *testing.T) {
 	_, err := tplCustomersIndex().parse("app://customers_index?bogus=1")
 	if got, want := err.Error(), `resource not found: app://customers_index?bogus=1: unknown query parameter "bogus"`; got != want {
@@ -255,6 +262,7 @@ func TestURIErrorMessage(t *testing.T) {
 	}
 }
 
+// TestExpand checks the RFC 6570 encoding and the order of the query.
 func TestExpand(t *testing.T) {
 	cases := []struct {
 		tpl  *uriTemplate

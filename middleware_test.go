@@ -132,4 +132,3 @@ func TestRateLimitSharedByToolsReadsAndCompletion(t *testing.T) {
 		t.Errorf("another session: %v", err)
 	}
 }
-

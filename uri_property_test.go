@@ -2,8 +2,8 @@ package adapter
 
 import (
 	"encoding/json"
-	"math"
 	"maps"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
