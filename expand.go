@@ -96,7 +96,10 @@ func splitCommand(scheme, uri string) (command string, ok bool) {
 // at "&" and each parameter at its first "=". So a value may hold any of
 // these characters when percent-encoded, and "+" is a literal plus, not a
 // space: URI templates (RFC 6570) and RFC 3986 know no form encoding.
-// Parameter names are compared byte for byte, never decoded.
+// Parameter names are compared byte for byte, never decoded. Characters a
+// strict URI would percent-encode (space, controls, non-ASCII UTF-8) are
+// taken as they come, since clients send such IRIs; only the delimiters
+// above and "#" have a meaning.
 //
 // Any departure from the template is a *uriError: a URI over maxURILength
 // bytes, another scheme or command, a fragment, the wrong number of path
