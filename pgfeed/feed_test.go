@@ -1,0 +1,258 @@
+package pgfeed_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcplive/adapter/internal/pgtest"
+	"github.com/mcplive/adapter/pgfeed"
+	"go.uber.org/goleak"
+)
+
+func TestPublishReachesOthersNotItself(t *testing.T) {
+	url := pgtest.StartShared(t)
+	a, b := startFeed(t, url), startFeed(t, url)
+	sql := connect(t, url)
+
+	publish(t, a.Feed, "customers", "customers/12")
+	b.sink.expect(t, "customers", "customers/12")
+
+	// A notification sent after A's: once A has it, A has had its own too.
+	notify(t, sql, `{"i":"sql","k":["marker"]}`)
+	a.sink.expect(t, "marker")
+	b.sink.expect(t, "marker")
+	a.sink.expectNothing(t)
+
+	publish(t, b.Feed, "orders/3")
+	a.sink.expect(t, "orders/3")
+
+	if h := a.Health(); h.Published != 1 || h.Received != 3 || h.LastNotification.IsZero() || !h.Connected {
+		t.Errorf("A's health = %+v, want 1 published, 3 received, connected", h)
+	}
+}
+
+func TestPayloadsFromElsewhere(t *testing.T) {
+	url := pgtest.StartShared(t)
+	a := startFeed(t, url, pgfeed.WithInstanceID("a"))
+	sql := connect(t, url)
+
+	notify(t, sql, `{"i":"other","k":["x","x/1"],"future":true}`)
+	a.sink.expect(t, "x", "x/1")
+
+	notify(t, sql, `{"i":"a","k":["mine"]}`) // looks like A's own: skipped
+	notify(t, sql, `{"k":["anonymous"]}`)
+	a.sink.expect(t, "anonymous")
+
+	// A bare NOTIFY, or something that is not ours to read, may mean
+	// anything changed.
+	exec(t, sql, "NOTIFY "+pgfeed.DefaultChannel)
+	a.sink.expectAll(t)
+	notify(t, sql, "customers")
+	a.sink.expectAll(t)
+	if h := a.Health(); h.Reconnects != 0 {
+		t.Errorf("Reconnects = %d, want 0", h.Reconnects)
+	}
+}
+
+func TestChannelsAreSeparate(t *testing.T) {
+	url := pgtest.StartShared(t)
+	a := startFeed(t, url, pgfeed.WithChannel("App Two")) // needs quoting
+	b := startFeed(t, url)
+	other := startFeed(t, url, pgfeed.WithChannel("App Two"))
+
+	publish(t, b.Feed, "default-channel")
+	publish(t, other.Feed, "second-channel")
+	a.sink.expect(t, "second-channel")
+	publish(t, a.Feed, "second-channel-again")
+	other.sink.expect(t, "second-channel-again")
+	publish(t, other.Feed, "marker")
+	a.sink.expect(t, "marker")
+	if a.Channel() != "App Two" || b.Channel() != pgfeed.DefaultChannel {
+		t.Errorf("channels %q, %q", a.Channel(), b.Channel())
+	}
+}
+
+func TestHugeKeyListFallsBackToTables(t *testing.T) {
+	url := pgtest.StartShared(t)
+	a, b := startFeed(t, url), startFeed(t, url)
+
+	var keys []string
+	for i := range 3000 {
+		keys = append(keys, fmt.Sprintf("customers/%d", i), fmt.Sprintf("orders/%d", i))
+	}
+	publish(t, a.Feed, keys...)
+	b.sink.expect(t, "customers", "orders")
+
+	// So many tables that even their names exceed one notification: they
+	// arrive spread over several.
+	var tables []string
+	for i := range 500 {
+		tables = append(tables, fmt.Sprintf("table_with_a_rather_long_name_number_%04d/1", i))
+	}
+	publish(t, a.Feed, tables...)
+	got := map[string]bool{}
+	calls := 0
+	for len(got) < len(tables) {
+		for _, k := range b.sink.next(t) {
+			if got[k] {
+				t.Fatalf("key %q delivered twice", k)
+			}
+			got[k] = true
+		}
+		calls++
+	}
+	for _, k := range tables {
+		if table, _, _ := strings.Cut(k, "/"); !got[table] {
+			t.Fatalf("table %q missing", table)
+		}
+	}
+	if calls < 2 {
+		t.Errorf("%d keys arrived in %d notification(s), want several", len(tables), calls)
+	}
+}
+
+func TestReconnectRerunsEverythingOnce(t *testing.T) {
+	url := pgtest.StartShared(t)
+	a, b := startFeed(t, url, pgfeed.WithBackoff(10*time.Millisecond, 50*time.Millisecond)), startFeed(t, url)
+	admin := connect(t, url)
+
+	for round := 1; round <= 2; round++ {
+		pid := a.Health().BackendPID
+		if pid == 0 {
+			t.Fatal("no backend pid while connected")
+		}
+		var killed bool
+		if err := admin.QueryRow(context.Background(), "SELECT pg_terminate_backend($1)", pid).Scan(&killed); err != nil || !killed {
+			t.Fatalf("pg_terminate_backend(%d) = %v, %v", pid, killed, err)
+		}
+		a.sink.expectAll(t) // called once A listens again
+
+		h := a.Health()
+		if h.Reconnects != round || !h.Connected || h.BackendPID == pid || h.LastError == "" {
+			t.Fatalf("round %d: health %+v, want %d reconnects, connected with a new pid, an error", round, h, round)
+		}
+		// Notifications flow again, and no second ChangedAll came first.
+		publish(t, b.Feed, fmt.Sprintf("after/%d", round))
+		a.sink.expect(t, fmt.Sprintf("after/%d", round))
+		a.sink.expectNothing(t)
+	}
+	// B lost nothing and re-ran nothing.
+	b.sink.expectNothing(t)
+	if h := b.Health(); h.Reconnects != 0 {
+		t.Errorf("B reconnected %d times", h.Reconnects)
+	}
+}
+
+// Publish reconnects by itself after its connection is killed.
+func TestPublishRecoversFromLostConnection(t *testing.T) {
+	url := pgtest.StartShared(t)
+	a, b := startFeed(t, url), startFeed(t, url)
+	admin := connect(t, url)
+
+	publish(t, a.Feed, "one")
+	b.sink.expect(t, "one")
+	// Every backend but the admin's and the listeners': A's publisher.
+	exec(t, admin, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid() AND pid <> ALL ($1::int[])`,
+		[]int32{int32(a.Health().BackendPID), int32(b.Health().BackendPID)})
+
+	// The first publish may fail on the dead connection; the next succeeds.
+	if err := a.Publish(context.Background(), []string{"two"}); err == nil {
+		b.sink.expect(t, "two")
+	}
+	publish(t, a.Feed, "three")
+	b.sink.expect(t, "three")
+}
+
+func TestRunStopsAndLeavesNothing(t *testing.T) {
+	// First registered, so it runs after every other cleanup.
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	url := pgtest.StartShared(t)
+	a := startFeed(t, url)
+	publish(t, a.Feed, "x")
+	a.stop()
+	if h := a.Health(); h.Running || h.Connected {
+		t.Errorf("after Run returned: %+v", h)
+	}
+	if err := a.Publish(context.Background(), []string{"y"}); !errors.Is(err, pgfeed.ErrClosed) {
+		t.Errorf("Publish after Close = %v, want ErrClosed", err)
+	}
+}
+
+// With no server to talk to, Run retries until its context ends, reports
+// the trouble in Health, and still returns promptly.
+func TestRunWithoutServer(t *testing.T) {
+	// First registered, so it runs after every other cleanup.
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	f := pgfeed.New("postgres://postgres@127.0.0.1:1/none?connect_timeout=1",
+		pgfeed.WithLogger(quietLogger()), pgfeed.WithBackoff(time.Millisecond, 5*time.Millisecond))
+	f.Attach(newSink())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+
+	deadline := time.After(wait)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for f.Health().LastError == "" {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatal("no error reported")
+		}
+	}
+	if err := f.Publish(ctx, []string{"x"}); err == nil {
+		t.Error("Publish without a server succeeded")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run = %v, want nil", err)
+		}
+	case <-time.After(wait):
+		t.Fatal("Run did not return")
+	}
+	if h := f.Health(); h.Connected || h.Running || h.Reconnects != 0 {
+		t.Errorf("health %+v", h)
+	}
+	f.Close()
+}
+
+func TestRunRefusesToStart(t *testing.T) {
+	ctx := context.Background()
+	if err := pgfeed.New("postgres://127.0.0.1/x").Run(ctx); err == nil || !strings.Contains(err.Error(), "Attach") {
+		t.Errorf("Run without Attach = %v", err)
+	}
+	for name, f := range map[string]*pgfeed.Feed{
+		"bad url":      pgfeed.New("postgres://%zz"),
+		"long channel": pgfeed.New("postgres://127.0.0.1/x", pgfeed.WithChannel(strings.Repeat("c", 64))),
+		"sql instance": pgfeed.New("postgres://127.0.0.1/x", pgfeed.WithInstanceID("sql")),
+		"backoff":      pgfeed.New("postgres://127.0.0.1/x", pgfeed.WithBackoff(time.Second, time.Millisecond)),
+	} {
+		f.Attach(newSink())
+		if err := f.Run(ctx); err == nil {
+			t.Errorf("%s: Run succeeded", name)
+		}
+		if err := f.Publish(ctx, []string{"k"}); err == nil {
+			t.Errorf("%s: Publish succeeded", name)
+		}
+	}
+}
+
+func TestHealthHandler(t *testing.T) {
+	url := pgtest.StartShared(t)
+	a := startFeed(t, url)
+	h := a.HealthHandler()
+	if code := serve(t, h); code != 200 {
+		t.Errorf("connected: status %d, want 200", code)
+	}
+	a.stop()
+	if code := serve(t, h); code != 503 {
+		t.Errorf("stopped: status %d, want 503", code)
+	}
+}

@@ -1,0 +1,113 @@
+package pgfeed
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// maxPayload keeps a notification under PostgreSQL's 8000-byte NOTIFY
+// payload limit with some room to spare. The triggers use the same number.
+const maxPayload = 7900
+
+// payload is what travels in a notification:
+//
+//	{"i":"<instance id>","k":["customers","customers/12"]}
+//
+// "i" lets a feed skip what it published itself; the triggers send "sql".
+type payload struct {
+	Instance string   `json:"i"`
+	Keys     []string `json:"k"`
+}
+
+// encodePayloads turns keys into as few notifications as fit in limit bytes
+// each. Precise keys go in one payload when they fit. Otherwise they are
+// widened to their tables ("customers/12" becomes "customers"), which
+// re-runs more queries but misses none; and if even the tables do not fit,
+// they are spread over several payloads.
+func encodePayloads(instance string, keys []string, limit int) ([]string, error) {
+	keys = dedupe(keys)
+	if p := marshal(instance, keys); len(p) <= limit {
+		return []string{p}, nil
+	}
+	tables := make([]string, len(keys))
+	for i, k := range keys {
+		tables[i] = tableOf(k)
+	}
+	tables = dedupe(tables)
+	if p := marshal(instance, tables); len(p) <= limit {
+		return []string{p}, nil
+	}
+	return split(instance, tables, limit)
+}
+
+// split packs keys greedily into payloads of at most limit bytes.
+func split(instance string, keys []string, limit int) ([]string, error) {
+	base := len(marshal(instance, []string{})) // {"i":"…","k":[]}
+	var out []string
+	var chunk []string
+	size := base
+	for _, k := range keys {
+		quoted, _ := json.Marshal(k) // a string always marshals
+		n := len(quoted)
+		if base+n > limit {
+			return nil, fmt.Errorf("key %.40q… is too long for a notification (%d bytes)", k, n)
+		}
+		if len(chunk) > 0 {
+			n++ // the comma
+		}
+		if size+n > limit {
+			out = append(out, marshal(instance, chunk))
+			chunk, size = nil, base
+			n-- // no comma before the first key
+		}
+		chunk = append(chunk, k)
+		size += n
+	}
+	if len(chunk) > 0 {
+		out = append(out, marshal(instance, chunk))
+	}
+	return out, nil
+}
+
+func marshal(instance string, keys []string) string {
+	b, err := json.Marshal(payload{Instance: instance, Keys: keys})
+	if err != nil {
+		panic(err) // a struct of strings always marshals
+	}
+	return string(b)
+}
+
+// decodePayload reads a notification. An empty payload (a bare
+// "NOTIFY mcplive_changes" from psql) means "anything may have changed",
+// reported as all == true, as is a payload that is not ours to read: what
+// it meant cannot be known, and re-running too much is safe where missing a
+// change is not.
+func decodePayload(s string) (p payload, all bool, err error) {
+	if strings.TrimSpace(s) == "" {
+		return payload{}, true, nil
+	}
+	if err := json.Unmarshal([]byte(s), &p); err != nil {
+		return payload{}, true, fmt.Errorf("undecodable notification %.80q: %w", s, err)
+	}
+	return p, false, nil
+}
+
+// tableOf returns the table part of a key: "customers" for "customers/12".
+func tableOf(key string) string {
+	table, _, _ := strings.Cut(key, "/")
+	return table
+}
+
+// dedupe drops repeated keys, keeping the first occurrence's order.
+func dedupe(keys []string) []string {
+	seen := make(map[string]struct{}, len(keys))
+	out := keys[:0:0]
+	for _, k := range keys {
+		if _, dup := seen[k]; !dup {
+			seen[k] = struct{}{}
+			out = append(out, k)
+		}
+	}
+	return out
+}

@@ -1,0 +1,79 @@
+package pgfeed
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// notifySQL sends every payload in one statement: one round trip, and one
+// implicit transaction, so a split key list arrives whole or not at all.
+const notifySQL = "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p"
+
+// Publish implements adapter.ChangeFeed: it tells the other instances that
+// keys changed, with pg_notify on the feed's channel. This instance's own Run
+// skips the notification. Key lists too long for one notification are
+// widened to their tables, and split if need be (see the package
+// documentation).
+//
+// Publish does not go through Run's connection, which is blocked waiting
+// for notifications. It uses one connection of its own, opened on first use
+// and reopened after an error, and one Publish at a time: a notification is
+// a single short round trip, so one connection carries thousands a second,
+// and taking turns delivers an instance's changes in the order it made
+// them. Publish returns when the notification is sent, when ctx ends, or
+// after the publish timeout (WithPublishTimeout), whichever comes first,
+// including while it waits for its turn.
+//
+// PostgreSQL delivers a notification sent outside a transaction at once.
+// Call Publish after the write commits (the adapter's Changed is meant to be
+// called then), or listeners may re-run before they can see the write.
+func (f *Feed) Publish(ctx context.Context, keys []string) error {
+	if f.cfgErr != nil {
+		return f.cfgErr
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	payloads, err := encodePayloads(f.cfg.instance, keys, maxPayload)
+	if err != nil {
+		return f.publishFailed(fmt.Errorf("pgfeed: publish: %w", err))
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.cfg.publishTimeout)
+	defer cancel()
+	select {
+	case f.pubSem <- struct{}{}:
+	case <-ctx.Done():
+		return f.publishFailed(fmt.Errorf("pgfeed: publish: waiting for the connection: %w", ctx.Err()))
+	}
+	defer func() { <-f.pubSem }()
+
+	if f.closed {
+		return ErrClosed
+	}
+	if f.pubConn == nil {
+		conn, err := pgx.ConnectConfig(ctx, f.connCfg)
+		if err != nil {
+			return f.publishFailed(fmt.Errorf("pgfeed: publish: connect: %w", err))
+		}
+		f.pubConn = conn
+	}
+	if _, err := f.pubConn.Exec(ctx, notifySQL, f.cfg.channel, payloads); err != nil {
+		// Whatever went wrong, a fresh connection is the safe next step.
+		// Not closeConn: Publish must not wait for pgx's cleanup of a
+		// broken connection, which ends by itself.
+		cctx, ccancel := context.WithTimeout(context.Background(), closeTimeout)
+		f.pubConn.Close(cctx)
+		ccancel()
+		f.pubConn = nil
+		return f.publishFailed(fmt.Errorf("pgfeed: publish %d key(s) on channel %q: %w", len(keys), f.cfg.channel, err))
+	}
+	f.health.update(func(h *Health) { h.Published += int64(len(payloads)) })
+	return nil
+}
+
+func (f *Feed) publishFailed(err error) error {
+	f.health.failed(err)
+	return err
+}
