@@ -2,12 +2,14 @@ package adapter
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/invopop/jsonschema"
@@ -50,7 +52,10 @@ type command struct {
 	schema json.RawMessage
 	// required lists the top-level properties the schema requires.
 	required []string
-	tool     mcp.Tool
+	// enums are the schema's enum constraints, which Go's decoding of a
+	// string does not check.
+	enums []enumRule
+	tool  mcp.Tool
 	// tmpl is the URI template, nil when the command has none (reason and
 	// detail say why).
 	tmpl   *uriTemplate
@@ -92,7 +97,7 @@ func newCommand[A any](scheme, name, description string, live bool, opts []Comma
 	}
 	c := &command{
 		name: name, description: description, live: live, confirm: cc.confirm,
-		argsType: argsType, schema: schema, required: required,
+		argsType: argsType, schema: schema, required: required, enums: enumRules(schema),
 		reads: cc.reads, completers: cc.completers,
 	}
 	c.tool = mcp.Tool{
@@ -193,6 +198,7 @@ func (c *command) decode(raw []byte) (any, error) {
 				fields = append(fields, FieldError{Field: name, Message: "is required"})
 			}
 		}
+		fields = append(fields, c.checkEnums(present)...)
 	}
 	if len(fields) > 0 {
 		return nil, &ValidationError{Errors: fields}
@@ -260,6 +266,13 @@ func (c *command) invoke(ctx context.Context, origin middleware.Origin, raw json
 	if err != nil {
 		return nil, err
 	}
+	return c.invokeDecoded(ctx, origin, args, raw)
+}
+
+// invokeDecoded runs the command through the middleware chain with
+// arguments already decoded (and validated) from raw. A live query decodes
+// once and re-runs with the same value.
+func (c *command) invokeDecoded(ctx context.Context, origin middleware.Origin, args any, raw json.RawMessage) (any, error) {
 	ctx = middleware.WithOrigin(ctx, origin)
 	call := &middleware.Call{
 		Command: c.name,
@@ -300,4 +313,63 @@ func (a *Adapter) Call(ctx context.Context, name string, args any) (any, error) 
 		return nil, err
 	}
 	return c.invoke(ctx, middleware.App, canonical)
+}
+
+// enumRule is one enum constraint of the input schema: the property name
+// (inside the object parent, when parent is not "") and its constants.
+type enumRule struct {
+	parent, name string
+	allowed      []string
+}
+
+// enumRules collects the enum constraints of a published schema, on the
+// top-level properties and those of their objects, one level down: the
+// shapes a template has. A tools/call is checked against the same constants
+// a read's conversion checks, so both answer alike.
+func enumRules(schema json.RawMessage) []enumRule {
+	root, err := parseSchema(schema)
+	if err != nil {
+		return nil
+	}
+	var rules []enumRule
+	collect := func(parent string, props map[string]json.RawMessage) {
+		for name, raw := range props {
+			n, err := parseSchema(raw)
+			if err != nil {
+				continue
+			}
+			if kind, allowed, _, ok := n.scalar(); ok && kind == kindEnum {
+				rules = append(rules, enumRule{parent: parent, name: name, allowed: allowed})
+			}
+		}
+	}
+	collect("", root.Properties)
+	for name, raw := range root.Properties {
+		if n, err := parseSchema(raw); err == nil && n.isObject() {
+			collect(name, n.Properties)
+		}
+	}
+	slices.SortFunc(rules, func(a, b enumRule) int {
+		return cmp.Or(strings.Compare(a.parent, b.parent), strings.Compare(a.name, b.name))
+	})
+	return rules
+}
+
+// checkEnums reports the enum-constrained arguments whose value is not one
+// of the constants. null and absent values are left to the decoder.
+func (c *command) checkEnums(present map[string]json.RawMessage) []FieldError {
+	var fields []FieldError
+	for _, r := range c.enums {
+		obj := present
+		if r.parent != "" {
+			obj = nil
+			_ = json.Unmarshal(present[r.parent], &obj)
+		}
+		var s string
+		if v, ok := obj[r.name]; !ok || json.Unmarshal(v, &s) != nil || slices.Contains(r.allowed, s) {
+			continue
+		}
+		fields = append(fields, FieldError{Field: r.name, Message: enumMessage(r.allowed)})
+	}
+	return fields
 }

@@ -398,3 +398,30 @@ func TestInspectContextAppliesGrants(t *testing.T) {
 		t.Error("Inspect without a session must not apply grants")
 	}
 }
+
+func TestToolCallChecksEnumsLikeARead(t *testing.T) {
+	type sortArgs struct {
+		Sort string `json:"sort,omitempty" jsonschema:"enum=name,enum=created_at"`
+		Dir  string `json:"direction" jsonschema:"enum=asc,enum=desc"`
+	}
+	srv := server.NewMCPServer("t", "1")
+	a := adapter.Wrap(srv)
+	adapter.Live(a, "sorted", "", func(context.Context, sortArgs) (string, error) { return "ok", nil })
+	c := connect(t, srv)
+	call := mcp.CallToolRequest{}
+	call.Params.Name = "sorted"
+	call.Params.Arguments = map[string]any{"sort": "email", "direction": "up"}
+	res, err := c.CallTool(context.Background(), call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := res.Content[0].(mcp.TextContent).Text
+	want := `invalid arguments: direction: must be one of "asc", "desc"; sort: must be one of "name", "created_at"`
+	if !res.IsError || text != want {
+		t.Errorf("got %q (isError %v), want %q", text, res.IsError, want)
+	}
+	call.Params.Arguments = map[string]any{"sort": "name", "direction": "asc"}
+	if res, err := c.CallTool(context.Background(), call); err != nil || res.IsError {
+		t.Errorf("valid constants refused: %v %+v", err, res)
+	}
+}
