@@ -1,0 +1,371 @@
+package adapter
+
+import (
+	"bytes"
+	"io"
+	"mime"
+	"net/http"
+	"sync"
+	"unicode"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcplive/adapter/middleware"
+)
+
+// HTTPHandler wraps mcp-go's Streamable HTTP server (or any handler that
+// serves the adapter's server over Streamable HTTP) so that its answers carry
+// the adapter's exact errors: -32602 with data.errors for arguments that do
+// not convert or validate, resource-not-found with data.uri for the request's
+// protocol era, the rate limit's -31429 with data.retryAfterMs. mcp-go alone
+// can only answer -32603 without data for them (see docs/transports.md).
+//
+//	httpSrv := server.NewStreamableHTTPServer(srv)
+//	mux.Handle("/mcp", a.HTTPHandler(httpSrv))
+//
+// Per request it puts into the request's context:
+//   - the box in which the adapter's OnError hook leaves the exact error of a
+//     failed request (mcp-go hands every handler and hook a context derived
+//     from the request's);
+//   - the client's address (r.RemoteAddr), unless the context carries one
+//     already (middleware.RemoteAddrHandler in front, for one), so that the
+//     rate limit can tell apart the clients of stateless Streamable HTTP,
+//     whose sessions have no ID.
+//
+// and it rewrites, in the response of a POST, the error response for the
+// request's id:
+//   - in an application/json body, which it holds until the handler ends or
+//     flushes (one JSON-RPC message of at most 64 KiB; a longer body is
+//     passed through as it comes). With protocol version 2026-07-28 the HTTP
+//     status follows the new code, as mcp-go maps codes to statuses for that
+//     version (-32602 is 400 Bad Request); Content-Length is dropped when the
+//     body changes.
+//   - in a text/event-stream body, event by event: each event is held only
+//     until its blank line ends it, and every other event (notifications on
+//     a long-lived subscriptions/listen stream, for one) is written and
+//     flushed as soon as mcp-go writes and flushes it.
+//
+// Everything else passes through untouched: other methods (GET, DELETE),
+// other content types, status codes, headers. mcp-go answers one JSON-RPC
+// message per POST (v1.2.1 does not accept JSON-RPC batches), so a body holds
+// at most one response to rewrite.
+//
+// The writer handed to next implements http.Flusher exactly when the
+// server's does (mcp-go streams only then), and Unwrap, so that
+// http.ResponseController reaches the server's writer for deadlines or
+// Hijack. Bytes written to a hijacked connection bypass the rewriting.
+func (a *Adapter) HTTPHandler(next http.Handler) http.Handler {
+	if next == nil {
+		panic("adapter: HTTPHandler(nil)")
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		if _, ok := middleware.RemoteAddrFrom(ctx); !ok && r.RemoteAddr != "" {
+			ctx = middleware.ContextWithRemoteAddr(ctx, r.RemoteAddr)
+		}
+		ctx, box := withErrorBox(ctx)
+		r = r.WithContext(ctx)
+		if r.Method != http.MethodPost {
+			// Only a POST is answered with responses to the client's
+			// requests; a GET stream carries notifications and requests
+			// of the server's.
+			next.ServeHTTP(w, r)
+			return
+		}
+		e := &httpEdge{w: w, box: box, modern: mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))}
+		e.events.box = box
+		e.events.out = w
+		var ew http.ResponseWriter = e
+		if f, ok := w.(http.Flusher); ok {
+			ew = &flushingHTTPEdge{e, f}
+		}
+		next.ServeHTTP(ew, r)
+		e.finish()
+	})
+}
+
+// httpState is what an httpEdge does with the bytes of its response.
+type httpState int
+
+const (
+	undecided   httpState = iota // no status yet
+	passThrough                  // written as they come
+	holdJSON                     // an application/json body, held to rewrite
+	rewriteSSE                   // a text/event-stream, rewritten event by event
+)
+
+// httpEdge is the http.ResponseWriter that HTTPHandler hands the wrapped
+// handler for a POST. mcp-go serialises its writes to one response, but its
+// notification forwarder and request handler run on different goroutines, so
+// the edge guards its own state.
+type httpEdge struct {
+	mu     sync.Mutex
+	w      http.ResponseWriter
+	box    *errorBox
+	modern bool // the request declared protocol version 2026-07-28 or later
+
+	state  httpState
+	status int    // holdJSON: the status not yet written
+	body   []byte // holdJSON: the body not yet written
+	events eventRewriter
+}
+
+// flushingHTTPEdge is an httpEdge over a writer that can flush: mcp-go
+// upgrades a response to an event stream only when its writer is an
+// http.Flusher.
+type flushingHTTPEdge struct {
+	*httpEdge
+	f http.Flusher
+}
+
+// Flush writes what the edge holds and flushes the server's writer: a held
+// JSON body is rewritten and written; of an event stream, every complete
+// event has been written already and a partial one stays held until it ends.
+func (e *flushingHTTPEdge) Flush() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.state == undecided {
+		// Flushing sends the header; decide what the body is first.
+		e.writeHeader(http.StatusOK)
+	}
+	if e.state == holdJSON {
+		e.commitJSON()
+	}
+	e.f.Flush()
+}
+
+// Header returns the server writer's header map: mcp-go sets the response's
+// Content-Type there before WriteHeader, which is what the edge decides by.
+func (e *httpEdge) Header() http.Header { return e.w.Header() }
+
+// Unwrap returns the server's writer, for http.ResponseController.
+func (e *httpEdge) Unwrap() http.ResponseWriter { return e.w }
+
+// WriteHeader decides, by the response's Content-Type, what to do with the
+// body. An application/json status is held with the body.
+func (e *httpEdge) WriteHeader(code int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.writeHeader(code)
+}
+
+func (e *httpEdge) writeHeader(code int) {
+	if code >= 100 && code < 200 {
+		// Informational responses precede the real one.
+		e.w.WriteHeader(code)
+		return
+	}
+	if e.state != undecided {
+		if e.state != holdJSON {
+			// Superfluous; let net/http say so as it would without us.
+			e.w.WriteHeader(code)
+		}
+		return
+	}
+	mediaType, _, _ := mime.ParseMediaType(e.w.Header().Get("Content-Type"))
+	switch mediaType {
+	case "application/json":
+		e.state, e.status = holdJSON, code
+	case "text/event-stream":
+		e.state = rewriteSSE
+		e.w.WriteHeader(code)
+	default:
+		e.state = passThrough
+		e.w.WriteHeader(code)
+	}
+}
+
+// Write handles p as the state says: holds it, rewrites the events it ends,
+// or passes it on.
+func (e *httpEdge) Write(p []byte) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.state == undecided {
+		e.writeHeader(http.StatusOK)
+	}
+	switch e.state {
+	case holdJSON:
+		e.body = append(e.body, p...)
+		if len(e.body) > maxRewrite {
+			discardEntry(e.box, e.body[:maxRewrite])
+			e.w.WriteHeader(e.status)
+			body := e.body
+			e.body, e.state = nil, passThrough
+			if err := writeAll(e.w, body); err != nil {
+				return 0, err
+			}
+		}
+		return len(p), nil
+	case rewriteSSE:
+		return e.events.Write(p)
+	}
+	return e.w.Write(p)
+}
+
+// commitJSON writes the held status and body, with the error rewritten when
+// the box has an entry for it. Callers hold e.mu.
+func (e *httpEdge) commitJSON() {
+	status, body := e.status, e.body
+	e.body, e.state = nil, passThrough
+	rest := bytes.TrimLeftFunc(body, unicode.IsSpace)
+	start := len(body) - len(rest)
+	msg := bytes.TrimRightFunc(rest, unicode.IsSpace)
+	if rw, ok := rewriteMessage(e.box, msg); ok {
+		// Keep the framing around the message (json.Encoder's newline).
+		framed := make([]byte, 0, len(body)-len(msg)+len(rw.msg))
+		framed = append(framed, body[:start]...)
+		framed = append(framed, rw.msg...)
+		framed = append(framed, body[start+len(msg):]...)
+		body = framed
+		e.w.Header().Del("Content-Length")
+		if e.modern && status == modernHTTPStatus(rw.from) {
+			status = modernHTTPStatus(rw.to)
+		}
+	}
+	e.w.WriteHeader(status)
+	if len(body) > 0 {
+		// The client learns of a failed write from the broken connection;
+		// there is no one left to tell here.
+		_ = writeAll(e.w, body)
+	}
+}
+
+// finish writes whatever the edge still holds once the handler returned.
+func (e *httpEdge) finish() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch e.state {
+	case holdJSON:
+		e.commitJSON()
+	case rewriteSSE:
+		_ = e.events.close()
+	}
+}
+
+// eventRewriter rewrites a text/event-stream event by event. It holds the
+// bytes of the current event until the blank line that ends it, then writes
+// the event, its data rewritten when it is an error response with an entry in
+// the box. An event that outgrows maxRewrite is written as it comes from then
+// on, until it ends. Events end with a blank line; lines end with LF or CRLF
+// (mcp-go writes "event: message\ndata: {…}\n\n").
+type eventRewriter struct {
+	out io.Writer
+	box *errorBox
+
+	event     []byte // the current event's bytes, while held
+	spilling  bool   // the current event outgrew maxRewrite: pass it through
+	lineEmpty bool   // no byte but CR seen yet on the current line
+	midLine   bool   // the current line has begun
+}
+
+// Write consumes p. It returns len(p) unless the underlying writer fails.
+func (r *eventRewriter) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		seg := p
+		if i >= 0 {
+			seg = p[:i+1]
+		}
+		if err := r.segment(seg, i >= 0); err != nil {
+			return n, err
+		}
+		n += len(seg)
+		p = p[len(seg):]
+	}
+	return n, nil
+}
+
+// segment consumes seg, a part of one line; ends says seg ends the line.
+func (r *eventRewriter) segment(seg []byte, ends bool) error {
+	if !r.midLine {
+		r.midLine, r.lineEmpty = true, true
+	}
+	content := seg
+	if ends {
+		content = seg[:len(seg)-1]
+	}
+	if len(bytes.Trim(content, "\r")) > 0 {
+		r.lineEmpty = false
+	}
+	blank := ends && r.lineEmpty
+	if ends {
+		r.midLine = false
+	}
+
+	if r.spilling {
+		if blank {
+			r.spilling = false
+		}
+		return writeAll(r.out, seg)
+	}
+	r.event = append(r.event, seg...)
+	if blank {
+		ev := r.event
+		r.event = r.event[:0]
+		return writeAll(r.out, rewriteEvent(r.box, ev))
+	}
+	if len(r.event) > maxRewrite {
+		discardEntry(r.box, eventData(r.event))
+		held := r.event
+		r.event, r.spilling = nil, true
+		return writeAll(r.out, held)
+	}
+	return nil
+}
+
+// close writes a partial event still held, as it is.
+func (r *eventRewriter) close() error {
+	if len(r.event) == 0 {
+		return nil
+	}
+	held := r.event
+	r.event = nil
+	return writeAll(r.out, held)
+}
+
+// eventData returns the data of an event: the values of its data lines,
+// joined by LF, each without the one space that may follow "data:".
+func eventData(ev []byte) []byte {
+	var data []byte
+	first := true
+	for line := range bytes.Lines(ev) {
+		line = bytes.TrimRight(line, "\r\n")
+		v, ok := bytes.CutPrefix(line, []byte("data:"))
+		if !ok {
+			continue
+		}
+		v, _ = bytes.CutPrefix(v, []byte(" "))
+		if !first {
+			data = append(data, '\n')
+		}
+		data = append(data, v...)
+		first = false
+	}
+	return data
+}
+
+// rewriteEvent returns ev with its data replaced by the rewritten error
+// response, or ev itself. The new data takes the place of the first data
+// line; the event's other fields (event, id) stay as they were.
+func rewriteEvent(box *errorBox, ev []byte) []byte {
+	rw, ok := rewriteMessage(box, eventData(ev))
+	if !ok {
+		return ev
+	}
+	out := make([]byte, 0, len(ev)+len(rw.msg))
+	done := false
+	for line := range bytes.Lines(ev) {
+		if !bytes.HasPrefix(line, []byte("data:")) {
+			out = append(out, line...)
+			continue
+		}
+		if !done {
+			out = append(out, "data: "...)
+			out = append(out, rw.msg...)
+			out = append(out, '\n')
+			done = true
+		}
+	}
+	return out
+}

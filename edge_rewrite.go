@@ -1,0 +1,210 @@
+package adapter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// How exact errors reach the wire.
+//
+// mcp-go answers every error a resource handler returns with JSON-RPC -32603
+// and no data, so a read cannot say "-32602, and here are the fields" from
+// inside mcp-go. The adapter's OnError hook (hooks.go) knows the exact error
+// and leaves it in an errorBox it finds in the request's context, keyed by the
+// request id. The edges put a box into the context they hand mcp-go and, where
+// an error response for an id with an entry goes by, swap in the entry:
+//
+//   - HandleMessage (below), around MCPServer.HandleMessage: the seam for
+//     in-process use and for adaptertest;
+//   - HTTPHandler (edge_http.go), in the bytes Streamable HTTP writes, JSON
+//     bodies and event streams alike;
+//   - ServeStdio (edge_stdio.go), in the lines the stdio server writes.
+//
+// Everything else the server writes passes through byte for byte.
+
+// maxRewrite bounds the bytes of one message (a JSON body, an event, a line)
+// that an edge holds in order to rewrite it. Error responses are a few hundred
+// bytes; a message longer than this is passed through unmodified as soon as it
+// outgrows the bound, so that a large result is never held, and any error it
+// might have carried keeps mcp-go's form (-32603 or mcp-go's own not-found).
+const maxRewrite = 64 << 10
+
+// HandleMessage handles one JSON-RPC message the way the server's own
+// MCPServer.HandleMessage does, and returns the response with the exact error
+// the adapter means for it: -32602 with data.errors for arguments that do not
+// convert or validate, resource-not-found with data.uri for the era, and so on
+// (see docs/reading.md). A nil response means the message was a notification.
+//
+// It is the seam for transports of your own and for tests: ctx should carry
+// what a transport puts there, above all the client session
+// (srv.WithContext(ctx, session)), as mcp-go's transports do.
+// HTTPHandler, ServeStdio and package adaptertest all answer with exactly
+// the errors HandleMessage returns.
+func (a *Adapter) HandleMessage(ctx context.Context, raw json.RawMessage) mcp.JSONRPCMessage {
+	ctx, box := withErrorBox(ctx)
+	resp := a.srv.HandleMessage(ctx, raw)
+	switch r := resp.(type) {
+	case mcp.JSONRPCError:
+		if e := box.take(r.ID); e != nil {
+			r.Error = mcp.NewJSONRPCErrorDetails(e.Code, e.Message, e.Data)
+			return r
+		}
+	case *mcp.JSONRPCError:
+		if r != nil {
+			if e := box.take(r.ID); e != nil {
+				out := *r
+				out.Error = mcp.NewJSONRPCErrorDetails(e.Code, e.Message, e.Data)
+				return &out
+			}
+		}
+	}
+	return resp
+}
+
+// messageKind is what the top-level keys of a JSON-RPC message say it is.
+type messageKind int
+
+const (
+	kindOther  messageKind = iota // a request, a notification, or not JSON-RPC
+	kindResult                    // a response with a result
+	kindError                     // a response with an error
+)
+
+// peekMessage classifies msg by its top-level keys and returns its id. It
+// reads keys in order and stops at the first that decides the kind, so a
+// large result is not scanned: mcp-go writes "jsonrpc", "id" and then
+// "result" or "error". msg may be a prefix of a message (see discardEntry);
+// id is nil when msg ends, or the kind is decided, before an id is seen.
+func peekMessage(msg []byte) (kind messageKind, id json.RawMessage) {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return kindOther, nil
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return kind, id
+		}
+		key, _ := tok.(string)
+		switch key {
+		case "result":
+			return kindResult, id
+		case "method", "params":
+			return kindOther, id
+		case "error":
+			kind = kindError
+			if id != nil {
+				return kind, id
+			}
+		case "id":
+			var raw json.RawMessage
+			if dec.Decode(&raw) != nil {
+				return kind, nil
+			}
+			if len(bytes.TrimSpace(msg[dec.InputOffset():])) == 0 {
+				// The prefix ends with the id: 12 may be the start of 123.
+				return kind, nil
+			}
+			id = raw
+			if kind == kindError {
+				return kind, id
+			}
+			continue
+		}
+		// Skip the value of a key that decides nothing (or of "error" when
+		// the id comes after it).
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return kind, id
+		}
+	}
+	return kind, id
+}
+
+// rewritten is an error response an edge rewrote.
+type rewritten struct {
+	msg      []byte // the new message, without framing
+	from, to int    // the error code mcp-go wrote and the one now sent
+}
+
+// wireErrorResponse is the JSON-RPC error response as the edges write it, in
+// mcp-go's key order.
+type wireErrorResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   *rpcError       `json:"error"`
+}
+
+// rewriteMessage returns msg, one JSON-RPC message without framing, with its
+// error replaced by the box's entry for its id. ok is false, and msg is to be
+// sent as it is, when msg is not an error response, or its id has no entry,
+// or it is longer than maxRewrite. Any response takes its id's entry out of
+// the box, so that a box that lives as long as a connection keeps nothing of
+// the requests already answered.
+func rewriteMessage(box *errorBox, msg []byte) (rewritten, bool) {
+	if len(msg) > maxRewrite {
+		discardEntry(box, msg[:maxRewrite])
+		return rewritten{}, false
+	}
+	kind, id := peekMessage(msg)
+	if kind == kindOther || id == nil {
+		return rewritten{}, false
+	}
+	e := box.take(id)
+	if e == nil || kind != kindError {
+		return rewritten{}, false
+	}
+	var orig struct {
+		Error struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(msg, &orig) != nil {
+		return rewritten{}, false
+	}
+	out, err := json.Marshal(wireErrorResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Error: e})
+	if err != nil {
+		return rewritten{}, false
+	}
+	return rewritten{msg: out, from: orig.Error.Code, to: e.Code}, true
+}
+
+// discardEntry removes from the box the entry of the response whose first
+// bytes are prefix, when those bytes show its id. An edge calls it for a
+// message too long to rewrite, which it passes through as mcp-go wrote it.
+func discardEntry(box *errorBox, prefix []byte) {
+	if kind, id := peekMessage(prefix); kind != kindOther && id != nil {
+		box.take(id)
+	}
+}
+
+// modernHTTPStatus is the HTTP status that protocol version 2026-07-28
+// prescribes for a JSON-RPC error code on Streamable HTTP, as mcp-go applies
+// it to the responses it writes (server/streamable_http_modern.go,
+// httpStatusForJSONRPCError). HTTPHandler uses it to keep the status in step
+// with the code it rewrote.
+func modernHTTPStatus(code int) int {
+	switch code {
+	case mcp.METHOD_NOT_FOUND:
+		return http.StatusNotFound
+	case mcp.HEADER_MISMATCH, mcp.MISSING_REQUIRED_CLIENT_CAPABILITY,
+		mcp.UNSUPPORTED_PROTOCOL_VERSION, mcp.INVALID_REQUEST,
+		mcp.INVALID_PARAMS, mcp.PARSE_ERROR:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+// writeAll writes p to w, reporting a short write as an error.
+func writeAll(w io.Writer, p []byte) error {
+	n, err := w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	return err
+}

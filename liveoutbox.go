@@ -1,0 +1,182 @@
+package adapter
+
+import (
+	"slices"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Delivery of notifications/resources/updated, per connection.
+//
+// mcp-go hands notifications to a session through a channel buffered to
+// 100, and drops a notification that does not fit. The adapter must not
+// drop one: a subscriber would never learn that its data changed. So each
+// connection has an outbox, a queue of its subscriptions with a
+// notification pending, and while the outbox is not empty one goroutine of
+// its own that moves them to the session's channel and waits when the
+// channel is full.
+//
+// A subscription is queued at most once (sub.pending): more changes before
+// delivery coalesce into the one notification, which is all a subscriber
+// needs, since it carries nothing but the URI. A client that never reads
+// therefore costs at most one queued entry per subscription (the cap bounds
+// those), one notification in the hands of its delivery goroutine and
+// mcp-go's 100, however many writes happen.
+//
+// The delivery goroutine gives up a notification when its listen stream
+// ends (the request's context) or its session unregisters (conn.done), and
+// exits as soon as the outbox is empty.
+
+// enqueueLocked queues a notification for sb unless one is pending, and
+// starts its connection's delivery goroutine when none runs. r.mu is held;
+// the outbox itself is guarded by its conn's own mutex, so that delivery
+// never waits for the registry.
+func (r *liveRegistry) enqueueLocked(sb *sub) {
+	if sb.gone {
+		return
+	}
+	c := sb.st.c
+	c.mu.Lock()
+	if sb.pending {
+		c.mu.Unlock()
+		return
+	}
+	sb.pending = true
+	if c.head > 0 && len(c.queue) == cap(c.queue) {
+		// Slide the pending entries to the front rather than grow: the
+		// array never outgrows twice the connection's subscriptions, even
+		// when the outbox never empties.
+		n := copy(c.queue, c.queue[c.head:])
+		clear(c.queue[n:])
+		c.queue, c.head = c.queue[:n], 0
+	}
+	c.queue = append(c.queue, sb)
+	r.pending.Add(1)
+	start := !c.delivering
+	c.delivering = true
+	c.mu.Unlock()
+	if start {
+		r.deliverers++
+		go r.deliver(c)
+	}
+}
+
+// dequeueLocked takes the pending notification of sb, if any, out of its
+// outbox. r.mu is held.
+func (r *liveRegistry) dequeueLocked(sb *sub) {
+	c := sb.st.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !sb.pending {
+		return
+	}
+	if i := slices.Index(c.queue[c.head:], sb); i >= 0 {
+		c.queue = slices.Delete(c.queue, c.head+i, c.head+i+1)
+	}
+	c.resetIfEmptyLocked()
+	sb.pending = false
+	r.pending.Add(-1)
+}
+
+// resetIfEmptyLocked rewinds an emptied outbox, keeping its array for the
+// next burst: its capacity is bounded by the connection's subscriptions.
+func (c *conn) resetIfEmptyLocked() {
+	if c.head == len(c.queue) {
+		c.queue, c.head = c.queue[:0], 0
+	}
+}
+
+// deliver is the delivery goroutine of c: it empties c's outbox into its
+// session, oldest first, and exits when the outbox is empty.
+func (r *liveRegistry) deliver(c *conn) {
+	for {
+		c.mu.Lock()
+		var sb *sub
+		if c.head < len(c.queue) {
+			sb = c.queue[c.head]
+			c.queue[c.head] = nil
+			c.head++
+			c.resetIfEmptyLocked()
+			sb.pending = false
+			r.pending.Add(-1)
+		}
+		c.mu.Unlock()
+
+		if sb == nil {
+			// Leave under the registry's lock, unless a notification
+			// arrived meanwhile: its enqueue saw this goroutine running.
+			r.mu.Lock()
+			c.mu.Lock()
+			if c.head < len(c.queue) {
+				c.mu.Unlock()
+				r.mu.Unlock()
+				continue
+			}
+			c.delivering = false
+			c.mu.Unlock()
+			r.deliverers--
+			r.maybeDropConnLocked(c)
+			r.signalLocked()
+			r.mu.Unlock()
+			return
+		}
+		if send(c, sb.notification(), sb.st.done) {
+			r.notified.Add(1)
+		}
+	}
+}
+
+// notification is the notifications/resources/updated of sb. Its maps are
+// made at the first delivery and reused: only the delivery goroutine of
+// sb's connection touches them, and transports only read them.
+func (sb *sub) notification() mcp.JSONRPCNotification {
+	if sb.fields == nil {
+		sb.fields = map[string]any{"uri": sb.uri}
+		if id := sb.st.id; id != nil {
+			// On a listen stream the notification carries the stream's
+			// subscription id: Streamable HTTP tags what it sends on the
+			// stream itself, stdio and in-process sessions do not, and the
+			// client needs it on every transport.
+			sb.meta = map[string]any{mcp.MetaKeySubscriptionID: id}
+		}
+	}
+	return mcp.JSONRPCNotification{
+		JSONRPC: mcp.JSONRPC_VERSION,
+		Notification: mcp.Notification{
+			Method: mcp.MethodNotificationResourceUpdated,
+			Params: mcp.NotificationParams{Meta: sb.meta, AdditionalFields: sb.fields},
+		},
+	}
+}
+
+// send hands n to c's session, waiting while its channel is full, until the
+// stream (streamDone, nil for none) or the session ends. It reports whether
+// n was handed over.
+func send(c *conn, n mcp.JSONRPCNotification, streamDone <-chan struct{}) (sent bool) {
+	defer func() {
+		// A transport that closed its channel: the session is gone.
+		if recover() != nil {
+			sent = false
+		}
+	}()
+	if up, ok := c.session.(server.SessionWithStreamableHTTPConfig); ok {
+		// What mcp-go does before it sends a notification itself: a POST
+		// under way answers as an event stream, so it can carry it.
+		up.UpgradeToSSEWhenReceiveNotification()
+	}
+	ch := c.session.NotificationChannel()
+	select {
+	case ch <- n: // the common case, without waiting
+		return true
+	default:
+	}
+	select {
+	case ch <- n:
+		return true
+	case <-c.done:
+		return false
+	case <-streamDone:
+		return false
+	}
+}

@@ -1,0 +1,185 @@
+package adapter
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Reads records, inside a live command, what this run of it read, so that a
+// subscription to it re-runs when a write changes any of it (see
+// Adapter.Changed).
+//
+// A key names data in the application's own terms. Two forms are
+// understood:
+//
+//   - a table: "customers";
+//   - a row of a table: the table, a slash and the row's id: "customers/12".
+//
+// A change of key k affects a run that read key r when k == r, or when one
+// of the two is the table of the other. The table of a key is what precedes
+// its first slash (the key itself when it has none). So a change of
+// "customers/12" re-runs the queries that read "customers/12" or the whole
+// of "customers", but not one that read only "customers/13"; a change of
+// "customers" re-runs every query that read "customers" or any row of it.
+// A command that reports rows rather than tables therefore narrows its
+// re-runs without any other change: writers may keep reporting tables, and
+// a writer that reports rows narrows them further.
+//
+//	func showCustomer(ctx context.Context, args ShowArgs) (Customer, error) {
+//		adapter.Reads(ctx, fmt.Sprintf("customers/%d", args.ID))
+//		return db.customer(ctx, args.ID)
+//	}
+//
+// Report what the run actually read, including what it found missing: a
+// query that answered ErrNotFound for customer 12 read "customers/12" too.
+// Keys a command always reads can be declared once with WithReads. A run
+// that reports no key at all and whose command declares none re-runs on
+// every change, since nothing says what it depends on.
+//
+// Reads is safe for concurrent use by goroutines of one run. Outside a
+// subscription's run (a plain tools/call or resources/read, or a context
+// the adapter did not make) it does nothing, so commands call it
+// unconditionally. Empty keys are ignored.
+func Reads(ctx context.Context, keys ...string) {
+	if rec, ok := ctx.Value(readRecorderKey{}).(*readRecorder); ok {
+		rec.add(keys)
+	}
+}
+
+type readRecorderKey struct{}
+
+// readRecorder collects the keys one run of a live query reports.
+type readRecorder struct {
+	mu   sync.Mutex
+	keys []string
+	done bool // the run has returned; late reports are ignored
+}
+
+func withReadRecorder(ctx context.Context) (context.Context, *readRecorder) {
+	rec := &readRecorder{}
+	return context.WithValue(ctx, readRecorderKey{}, rec), rec
+}
+
+func (r *readRecorder) add(keys []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		return
+	}
+	for _, k := range keys {
+		if k != "" {
+			r.keys = append(r.keys, k)
+		}
+	}
+}
+
+// finish closes the recorder and returns its keys and static, sorted and
+// without duplicates: the read set of the run.
+func (r *readRecorder) finish(static []string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.done = true
+	keys := r.keys
+	r.keys = nil
+	for _, k := range static {
+		if k != "" {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	slices.Sort(keys)
+	return slices.Clip(slices.Compact(keys))
+}
+
+// tableOf returns the table a key belongs to: what precedes its first
+// slash, or the key itself.
+func tableOf(key string) string {
+	if i := strings.IndexByte(key, '/'); i >= 0 {
+		return key[:i]
+	}
+	return key
+}
+
+// readIndex finds the live queries a change affects without looking at the
+// others. Every query is filed under each key it read (exact) and under the
+// table of each (table); a query that read nothing is blind and is affected
+// by every change.
+type readIndex struct {
+	exact map[string]map[*query]struct{}
+	table map[string]map[*query]struct{}
+	blind map[*query]struct{}
+}
+
+func newReadIndex() readIndex {
+	return readIndex{
+		exact: make(map[string]map[*query]struct{}),
+		table: make(map[string]map[*query]struct{}),
+		blind: make(map[*query]struct{}),
+	}
+}
+
+// add files q under reads, a sorted read set without duplicates.
+func (ix *readIndex) add(q *query, reads []string) {
+	if len(reads) == 0 {
+		ix.blind[q] = struct{}{}
+		return
+	}
+	for _, k := range reads {
+		indexPut(ix.exact, k, q)
+		indexPut(ix.table, tableOf(k), q)
+	}
+}
+
+// remove undoes add(q, reads).
+func (ix *readIndex) remove(q *query, reads []string) {
+	if len(reads) == 0 {
+		delete(ix.blind, q)
+		return
+	}
+	for _, k := range reads {
+		indexDel(ix.exact, k, q)
+		indexDel(ix.table, tableOf(k), q)
+	}
+}
+
+// affected calls fn for every query a change of key affects; a query may
+// be given more than once.
+func (ix *readIndex) affected(key string, fn func(*query)) {
+	t := tableOf(key)
+	if t == key {
+		for q := range ix.table[t] {
+			fn(q)
+		}
+	} else {
+		for q := range ix.exact[key] {
+			fn(q)
+		}
+		for q := range ix.exact[t] {
+			fn(q)
+		}
+	}
+	for q := range ix.blind {
+		fn(q)
+	}
+}
+
+func indexPut(m map[string]map[*query]struct{}, k string, q *query) {
+	set := m[k]
+	if set == nil {
+		set = make(map[*query]struct{}, 1)
+		m[k] = set
+	}
+	set[q] = struct{}{}
+}
+
+func indexDel(m map[string]map[*query]struct{}, k string, q *query) {
+	set := m[k]
+	delete(set, q)
+	if len(set) == 0 {
+		delete(m, k)
+	}
+}

@@ -1,0 +1,331 @@
+package adapter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcplive/adapter/middleware"
+)
+
+// The live registry keeps every subscription to an expanded URI and the
+// queries behind them.
+//
+// A query is one command with one set of canonical arguments. Every
+// subscription with those arguments shares it, whatever the session and
+// whatever the spelling of its URI: one re-run serves them all, and each
+// subscription is notified with the URI it sent. A query remembers what its
+// last run read (its read set, filed in a readIndex so that Changed finds
+// the affected queries without looking at the others) and a digest of what
+// it returned.
+//
+// Re-runs: Changed marks each affected query. An idle query joins the run
+// queue; a query already queued stays queued (bursts coalesce); a running
+// query is marked dirty and runs exactly once more when its run ends, so a
+// change that lands during a run is never lost. Worker goroutines drain the
+// queue, at most maxRuns at a time, and exist only while it is not empty.
+//
+// Delivery: when a run's digest differs from the query's, each subscription
+// of the query is queued in the outbox of its connection (liveoutbox.go).
+//
+// One mutex guards the registry; each connection's outbox has its own, so
+// that delivery never waits for the registry. Nothing slow runs under
+// either: commands run, and notifications are handed to sessions, with
+// both released.
+type liveRegistry struct {
+	a *Adapter
+	// maxRuns bounds the re-runs running at once.
+	maxRuns int
+	digests *digests
+
+	mu         sync.Mutex
+	queries    map[queryKey]*query
+	index      readIndex
+	conns      map[server.ClientSession]*conn
+	registered map[server.ClientSession]struct{}
+	listens    map[*mcp.SubscriptionsListenRequest]*stream
+
+	runq       []*query // queries waiting for a worker, oldest first
+	workers    int      // worker goroutines alive
+	inflight   int      // re-runs running
+	deliverers int      // delivery goroutines alive
+	subs       int      // subscriptions held
+	// changes counts the changes reported, so that a subscription whose
+	// first run overlapped one re-runs once to be sure of its baseline.
+	changes uint64
+	reruns  uint64
+	// wake, when not nil, is closed at the next change of state; waiters
+	// (WaitIdle) make it.
+	wake chan struct{}
+
+	// Counted by delivery goroutines, which do not take mu.
+	pending  atomic.Int64 // notifications queued in outboxes
+	notified atomic.Uint64
+}
+
+// queryKey identifies a query: a command and its canonical JSON arguments.
+type queryKey struct {
+	cmd  *command
+	args string
+}
+
+type runState uint8
+
+const (
+	runIdle runState = iota
+	runQueued
+	runRunning
+)
+
+// query is one live command with one set of arguments, shared by every
+// subscription to it.
+type query struct {
+	key  queryKey
+	args any             // decoded and validated once, when it was created
+	raw  json.RawMessage // key.args, as the middleware chain sees it
+	// reads is the read set of the last run, sorted, as filed in the index.
+	reads  []string
+	digest digest
+	subs   []*sub // each knows its index here (sub.qi)
+
+	state   runState
+	dirty   bool // changed while running: run once more
+	dropped bool // no subscribers left; out of the registry
+	// ctx is the context of its re-runs, cancelled when it is dropped so
+	// that a run in flight can stop early.
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func newQuery(key queryKey, args any, raw json.RawMessage, out outcome) *query {
+	q := &query{key: key, args: args, raw: raw, reads: out.reads, digest: out.digest}
+	q.ctx, q.cancel = context.WithCancel(context.Background())
+	return q
+}
+
+// outcome is what one run of a query learned.
+type outcome struct {
+	digest digest
+	reads  []string
+	err    error
+}
+
+// publishTimeout bounds how long Changed waits for the change feed.
+const publishTimeout = 2 * time.Second
+
+func newLiveRegistry(a *Adapter) *liveRegistry {
+	return &liveRegistry{
+		a:          a,
+		maxRuns:    4 * runtime.GOMAXPROCS(0),
+		digests:    newDigests(),
+		queries:    make(map[queryKey]*query),
+		index:      newReadIndex(),
+		conns:      make(map[server.ClientSession]*conn),
+		registered: make(map[server.ClientSession]struct{}),
+		listens:    make(map[*mcp.SubscriptionsListenRequest]*stream),
+	}
+}
+
+// initLive creates the live registry and connects the change feed.
+func (a *Adapter) initLive() {
+	a.live = newLiveRegistry(a)
+	if a.cfg.feed != nil {
+		a.cfg.feed.Attach(feedSink{a.live})
+	}
+}
+
+// Changed reports, after a write commits, the keys the write changed (in
+// the terms of Reads: "customers", or "customers/12"). Every live query
+// whose last run read an affected key re-runs, in the background, as origin
+// middleware.Live (exempt from rate limits), and the subscribers of each
+// whose result is now different hear notifications/resources/updated.
+//
+//	if err := db.updateCustomer(ctx, id, name); err != nil {
+//		return err
+//	}
+//	a.Changed(fmt.Sprintf("customers/%d", id))
+//
+// Changed does not wait for the re-runs: it only marks the affected queries,
+// so it is cheap to call after every write, and many calls in a burst cost
+// at most one more run of each query. A query that is running when its data
+// changes runs once more after that run, so no change is missed. Call
+// WaitIdle to wait for the re-runs and deliveries.
+//
+// With a change feed (WithChangeFeed) Changed also publishes keys to the
+// other instances, waiting at most two seconds for the feed; a feed error is
+// logged, not returned, since the local write has committed regardless.
+func (a *Adapter) Changed(keys ...string) {
+	if len(keys) == 0 {
+		return
+	}
+	a.live.changed(keys)
+	if feed := a.cfg.feed; feed != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
+		defer cancel()
+		if err := feed.Publish(ctx, slices.Clone(keys)); err != nil {
+			a.logger.Error("adapter: publishing a change to the change feed failed", "keys", keys, "error", err)
+		}
+	}
+}
+
+// feedSink is the ChangeSink a change feed delivers to: it processes
+// changes heard from elsewhere locally, without publishing them again.
+type feedSink struct{ r *liveRegistry }
+
+func (s feedSink) Changed(keys ...string) { s.r.changed(keys) }
+func (s feedSink) ChangedAll()            { s.r.changedAll() }
+
+// changed schedules a re-run of every query a change of keys affects.
+func (r *liveRegistry) changed(keys []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.changes++
+	for _, k := range keys {
+		if k != "" {
+			r.index.affected(k, r.scheduleLocked)
+		}
+	}
+}
+
+// changedAll schedules a re-run of every query.
+func (r *liveRegistry) changedAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.changes++
+	for _, q := range r.queries {
+		r.scheduleLocked(q)
+	}
+}
+
+// scheduleLocked asks for one more run of q, coalescing with a run already
+// asked for.
+func (r *liveRegistry) scheduleLocked(q *query) {
+	switch {
+	case q.dropped:
+	case q.state == runRunning:
+		q.dirty = true
+	case q.state == runIdle:
+		q.state = runQueued
+		r.runq = append(r.runq, q)
+		if r.workers < r.maxRuns {
+			r.workers++
+			go r.work()
+		}
+	}
+}
+
+// work re-runs queued queries until the queue is empty.
+func (r *liveRegistry) work() {
+	r.mu.Lock()
+	for {
+		q := r.nextRunLocked()
+		if q == nil {
+			break
+		}
+		q.state = runRunning
+		r.inflight++
+		r.mu.Unlock()
+
+		out := r.run(q.ctx, q.key.cmd, q.args, q.raw, middleware.Live)
+		if out.err != nil {
+			r.logRerunError(q, out.err)
+		}
+
+		r.mu.Lock()
+		r.reruns++
+		r.inflight--
+		q.state = runIdle
+		if q.dropped {
+			continue
+		}
+		r.applyLocked(q, out)
+		if q.dirty {
+			q.dirty = false
+			q.state = runQueued
+			r.runq = append(r.runq, q)
+		}
+	}
+	r.workers--
+	r.signalLocked()
+	r.mu.Unlock()
+}
+
+// nextRunLocked takes the oldest query of the run queue, skipping those
+// dropped while they waited; nil when the queue is empty.
+func (r *liveRegistry) nextRunLocked() *query {
+	for len(r.runq) > 0 {
+		q := r.runq[0]
+		r.runq[0] = nil
+		r.runq = r.runq[1:]
+		if len(r.runq) == 0 {
+			r.runq = nil
+		}
+		if !q.dropped {
+			return q
+		}
+		q.state = runIdle
+	}
+	return nil
+}
+
+// run runs c once with args and learns its read set and digest. The
+// digest of a failure is that of its message, so that a query that starts
+// or stops failing counts as changed.
+func (r *liveRegistry) run(ctx context.Context, c *command, args any, raw json.RawMessage, origin middleware.Origin) outcome {
+	ctx, rec := withReadRecorder(ctx)
+	res, err := c.invokeDecoded(ctx, origin, args, raw)
+	var out outcome
+	if err == nil {
+		out.digest, err = r.digests.ofResult(res)
+	}
+	out.reads = rec.finish(c.reads)
+	if err != nil {
+		out.err = err
+		out.digest = r.digests.ofError(err)
+	}
+	return out
+}
+
+// applyLocked makes out, a run's outcome, the state of q: it refiles q
+// under its new read set and, when the result differs, queues a
+// notification for each of its subscriptions.
+func (r *liveRegistry) applyLocked(q *query, out outcome) {
+	if !slices.Equal(q.reads, out.reads) {
+		r.index.remove(q, q.reads)
+		q.reads = out.reads
+		r.index.add(q, q.reads)
+	}
+	if out.digest != q.digest {
+		q.digest = out.digest
+		for _, s := range q.subs {
+			r.enqueueLocked(s)
+		}
+	}
+}
+
+// dropQueryLocked removes a query that has no subscriptions left, and
+// stops its run if one is in flight.
+func (r *liveRegistry) dropQueryLocked(q *query) {
+	q.dropped = true
+	delete(r.queries, q.key)
+	r.index.remove(q, q.reads)
+	q.cancel()
+}
+
+// logRerunError logs a re-run that failed for a reason of the server's. A
+// vanished row or a refused argument is the agent's to see when it reads.
+func (r *liveRegistry) logRerunError(q *query, err error) {
+	var verr *ValidationError
+	if errors.Is(err, ErrNotFound) || errors.As(err, &verr) || errors.Is(err, context.Canceled) {
+		return
+	}
+	r.a.logger.Warn("adapter: live re-run failed", "command", q.key.cmd.name, "arguments", q.key.args, "error", err)
+}

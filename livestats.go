@@ -1,0 +1,100 @@
+package adapter
+
+import "context"
+
+// signalLocked wakes whoever waits for the registry to change.
+func (r *liveRegistry) signalLocked() {
+	if r.wake != nil {
+		close(r.wake)
+		r.wake = nil
+	}
+}
+
+// waitFor blocks until done holds, or ctx ends. done is called with r.mu
+// held, after every change of the registry's state.
+func (r *liveRegistry) waitFor(ctx context.Context, done func() bool) error {
+	for {
+		r.mu.Lock()
+		if done() {
+			r.mu.Unlock()
+			return nil
+		}
+		if r.wake == nil {
+			r.wake = make(chan struct{})
+		}
+		wake := r.wake
+		r.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// WaitIdle blocks until the adapter has no live work left: no re-run
+// running or queued and no notification waiting in any connection's
+// outbox. It returns ctx's error if ctx ends first.
+//
+// It is meant for tests, and for an orderly shutdown: after a write and its
+// Changed call, WaitIdle returns once every affected query has re-run and
+// every resulting notification has been handed to its session. A client
+// that stops reading its notifications can keep the adapter busy until its
+// session ends, so give ctx a deadline.
+func (a *Adapter) WaitIdle(ctx context.Context) error {
+	return a.live.waitFor(ctx, a.live.idleLocked)
+}
+
+// LiveStats describes the live registry at one moment (Adapter.LiveStats).
+type LiveStats struct {
+	// Subscriptions counts subscriptions held: one per connection and URI
+	// spelling, on both protocol eras.
+	Subscriptions int
+	// Queries counts distinct queries (command and canonical arguments)
+	// behind them; identical subscriptions share one.
+	Queries int
+	// Sessions counts the sessions (on stateless HTTP, the listen streams)
+	// that hold subscriptions or have notifications on their way.
+	Sessions int
+	// Pending counts notifications queued and not yet handed to a session.
+	// It never exceeds Subscriptions: a notification already pending for a
+	// URI is not queued twice.
+	Pending int
+	// Delivering counts the sessions whose delivery goroutine is running,
+	// each holding at most one notification on its way to mcp-go.
+	Delivering int
+	// Running counts queries whose re-run is running or queued.
+	Running int
+	// Reruns counts the re-runs completed since Wrap.
+	Reruns uint64
+	// Notified counts the notifications/resources/updated handed to
+	// sessions since Wrap.
+	Notified uint64
+}
+
+// LiveStats reports the state of the live registry: how many subscriptions,
+// queries and sessions it holds, and how much work is pending. It is cheap:
+// tests and monitoring use it to check bounds.
+func (a *Adapter) LiveStats() LiveStats {
+	a.live.mu.Lock()
+	defer a.live.mu.Unlock()
+	return a.live.statsLocked()
+}
+
+func (r *liveRegistry) statsLocked() LiveStats {
+	return LiveStats{
+		Subscriptions: r.subs,
+		Queries:       len(r.queries),
+		Sessions:      len(r.conns),
+		Pending:       int(r.pending.Load()),
+		Delivering:    r.deliverers,
+		Running:       len(r.runq) + r.inflight,
+		Reruns:        r.reruns,
+		Notified:      r.notified.Load(),
+	}
+}
+
+// idleLocked reports whether no goroutine of the registry is at work.
+func (r *liveRegistry) idleLocked() bool {
+	return r.workers == 0 && r.deliverers == 0 && len(r.runq) == 0 && r.pending.Load() == 0
+}

@@ -1,0 +1,394 @@
+package adapter
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcplive/adapter/middleware"
+)
+
+// Who holds a subscription.
+//
+// A conn is what the subscription cap counts against: one session value.
+// On stateless Streamable HTTP (protocol 2026-07-28) every listen stream is
+// served by a session of its own, without an ID, so there a conn is one
+// listen stream; elsewhere (stdio, in-process, legacy Streamable HTTP, SSE)
+// it is the session, which may hold several listen streams and the
+// subscriptions of resources/subscribe. Sessions are keyed by value, never
+// by ID, since the modern ones all have the ID "".
+//
+// A stream groups the subscriptions that end together: those of one
+// subscriptions/listen request, which end when the request's context does,
+// or those of resources/subscribe on one session (the conn's legacy
+// stream), which end with unsubscribe or when the session unregisters.
+//
+// A sub is one subscription: one URI, as the client spelled it, on one
+// stream, sharing the query of its command and canonical arguments.
+
+type conn struct {
+	session server.ClientSession
+	// done is closed when the session unregisters, which frees a delivery
+	// blocked on a session no one reads any more.
+	done    chan struct{}
+	closed  bool
+	streams map[*stream]struct{} // its listen streams
+	legacy  *stream              // resources/subscribe, made on first use
+	// n counts the subscriptions held and those being made, for the cap.
+	n int
+
+	// mu guards the outbox: queue, delivering, and sub.pending of the
+	// conn's subscriptions. Lock order: the registry's mutex, then this.
+	mu         sync.Mutex
+	queue      []*sub // subscriptions with a notification pending, from head
+	head       int
+	delivering bool // a delivery goroutine is running
+}
+
+type stream struct {
+	c *conn
+	// id is the JSON-RPC id of the subscriptions/listen request, which the
+	// notifications carry as their subscription id; nil for the legacy
+	// stream.
+	id any
+	// done is the listen request's context's Done channel; nil for the
+	// legacy stream.
+	done  <-chan struct{}
+	req   *mcp.SubscriptionsListenRequest
+	subs  map[string]*sub // by URI as sent
+	stop  func() bool     // unregisters the context.AfterFunc that ends it
+	ended bool
+}
+
+type sub struct {
+	uri     string
+	q       *query
+	st      *stream
+	qi      int  // index in q.subs
+	pending bool // in its conn's outbox (guarded by conn.mu)
+	gone    bool
+	// fields and meta are the params of its notification, made at the
+	// first delivery (see sub.notification).
+	fields, meta map[string]any
+}
+
+// connLocked returns the conn of session, making it when there is none.
+func (r *liveRegistry) connLocked(session server.ClientSession) *conn {
+	c := r.conns[session]
+	if c == nil {
+		c = &conn{session: session, done: make(chan struct{}), streams: make(map[*stream]struct{})}
+		r.conns[session] = c
+	}
+	return c
+}
+
+// maybeDropConnLocked forgets c once it holds nothing: no subscription, no
+// stream and no delivery under way.
+func (r *liveRegistry) maybeDropConnLocked(c *conn) {
+	c.mu.Lock()
+	delivering := c.delivering
+	c.mu.Unlock()
+	if c.n > 0 || len(c.streams) > 0 || delivering || r.conns[c.session] != c {
+		return
+	}
+	delete(r.conns, c.session)
+	if c.legacy != nil {
+		c.legacy.ended = true
+		c.legacy = nil
+	}
+	r.signalLocked()
+}
+
+// errSubscriptionEnded answers a subscription whose stream or session ended
+// while its first run was under way.
+var errSubscriptionEnded = &rpcError{Code: mcp.INVALID_REQUEST, Message: "the subscription's session or stream has ended"}
+
+// subscribe makes the URI that resolve turned into rs a subscription on
+// the stream open returns (open runs with r.mu held, and may refuse). The
+// command runs once, as the agent, through the middleware chain, to learn
+// what it reads and what it returns. A subscription is made only when that
+// run succeeds: subscribing is reading and then watching, and answers the
+// error the read would. subscribe returns nil when the subscription exists
+// (it may have existed already), and otherwise the error the client should
+// see.
+func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func() (*stream, *rpcError)) *rpcError {
+	a := r.a
+	if rs.err == errNotGranted {
+		return notFound(ctx, rs.uri, "")
+	}
+	if rs.err != nil {
+		return a.readError(ctx, rs.cmd, rs.uri, rs.err)
+	}
+	c := rs.cmd
+	args, err := c.decode(rs.args)
+	if err != nil {
+		return a.readError(ctx, c, rs.uri, err)
+	}
+
+	r.mu.Lock()
+	s, rerr := open()
+	if rerr == nil {
+		switch {
+		case s.ended:
+			rerr = errSubscriptionEnded
+		case s.subs[rs.uri] != nil:
+			r.mu.Unlock()
+			return nil
+		case s.c.n >= a.cfg.subscriptionCap:
+			rerr = capError(a.cfg.subscriptionCap)
+		}
+	}
+	if rerr != nil {
+		if s != nil {
+			r.maybeDropConnLocked(s.c)
+		}
+		r.mu.Unlock()
+		return rerr
+	}
+	s.c.n++ // holds the place against the cap while the command runs
+	before := r.changes
+	r.mu.Unlock()
+
+	out := r.run(ctx, c, args, rs.args, middleware.Agent)
+
+	r.mu.Lock()
+	if ended, dup := s.ended, s.subs[rs.uri] != nil; out.err != nil || ended || dup {
+		s.c.n--
+		r.maybeDropConnLocked(s.c)
+		r.mu.Unlock()
+		switch {
+		case out.err != nil:
+			return a.readError(ctx, c, rs.uri, out.err)
+		case ended:
+			return errSubscriptionEnded
+		}
+		return nil
+	}
+	defer r.mu.Unlock()
+	key := queryKey{cmd: c, args: string(rs.args)}
+	q := r.queries[key]
+	if q == nil {
+		q = newQuery(key, args, rs.args, out)
+		r.queries[key] = q
+		r.index.add(q, q.reads)
+	} else {
+		// The query is shared. What this run saw becomes its state, so
+		// that every subscriber knows the query's digest: the newcomer
+		// from its own run, the others from the notification applyLocked
+		// queues when it differs from what they last heard.
+		r.applyLocked(q, out)
+	}
+	sb := &sub{uri: rs.uri, q: q, st: s, qi: len(q.subs)}
+	q.subs = append(q.subs, sb)
+	s.subs[rs.uri] = sb
+	r.subs++
+	if r.changes != before {
+		// A change was reported while the command ran: what it returned
+		// may predate the change, and the query may not have been filed
+		// yet to hear it. One more run settles it.
+		r.scheduleLocked(q)
+	}
+	r.signalLocked()
+	return nil
+}
+
+// capError refuses a subscription beyond the cap of its connection.
+func capError(limit int) *rpcError {
+	return &rpcError{
+		Code:    mcp.INVALID_REQUEST,
+		Message: fmt.Sprintf("subscription limit reached: at most %d subscriptions per connection", limit),
+		Data:    map[string]int{"limit": limit},
+	}
+}
+
+// removeSubLocked ends one subscription, and its query when it was the
+// last subscriber.
+func (r *liveRegistry) removeSubLocked(sb *sub) {
+	if sb.gone {
+		return
+	}
+	sb.gone = true
+	q := sb.q
+	last := len(q.subs) - 1
+	moved := q.subs[last]
+	q.subs[sb.qi] = moved
+	moved.qi = sb.qi
+	q.subs[last] = nil
+	q.subs = q.subs[:last]
+	delete(sb.st.subs, sb.uri)
+	sb.st.c.n--
+	r.subs--
+	r.dequeueLocked(sb)
+	if len(q.subs) == 0 {
+		r.dropQueryLocked(q)
+	}
+	r.signalLocked()
+}
+
+// openListen makes the stream of a subscriptions/listen request.
+func (r *liveRegistry) openListen(ctx context.Context, session server.ClientSession, id any, req *mcp.SubscriptionsListenRequest) *stream {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.connLocked(session)
+	s := &stream{c: c, id: id, done: ctx.Done(), req: req, subs: make(map[string]*sub)}
+	c.streams[s] = struct{}{}
+	return s
+}
+
+// armListen makes s live until ctx ends, or ends it now when it holds no
+// subscription. The after hook of the listen request (or its OnError) ends
+// it as soon as the request returns; context.AfterFunc makes sure of it
+// whatever way the request ends, without a goroutine waiting meanwhile.
+func (r *liveRegistry) armListen(ctx context.Context, s *stream) {
+	r.mu.Lock()
+	if len(s.subs) == 0 || s.ended {
+		r.endStreamLocked(s)
+		r.mu.Unlock()
+		return
+	}
+	r.listens[s.req] = s
+	r.mu.Unlock()
+
+	stop := context.AfterFunc(ctx, func() { r.endStream(s) })
+	r.mu.Lock()
+	s.stop = stop
+	ended := s.ended
+	r.mu.Unlock()
+	if ended {
+		stop()
+	}
+}
+
+// endListen ends the stream of a listen request, if it has one.
+func (r *liveRegistry) endListen(req *mcp.SubscriptionsListenRequest) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s := r.listens[req]; s != nil {
+		r.endStreamLocked(s)
+	}
+}
+
+func (r *liveRegistry) endStream(s *stream) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.endStreamLocked(s)
+}
+
+// endStreamLocked ends a listen stream and every subscription on it.
+func (r *liveRegistry) endStreamLocked(s *stream) {
+	if s.ended {
+		return
+	}
+	s.ended = true
+	for _, sb := range s.subs {
+		r.removeSubLocked(sb)
+	}
+	if s.req != nil && r.listens[s.req] == s {
+		delete(r.listens, s.req)
+	}
+	if s.stop != nil {
+		s.stop()
+	}
+	delete(s.c.streams, s)
+	r.maybeDropConnLocked(s.c)
+	r.signalLocked()
+}
+
+// openLegacy is the open function of resources/subscribe: the legacy
+// stream of the request's session. Only a registered session can hold one,
+// since only its unregistration would free it: an ephemeral session (legacy
+// Streamable HTTP without sessions) is refused.
+func (r *liveRegistry) openLegacy(session server.ClientSession) func() (*stream, *rpcError) {
+	return func() (*stream, *rpcError) {
+		if _, ok := r.registered[session]; !ok || session == nil {
+			return nil, &rpcError{
+				Code:    mcp.INVALID_REQUEST,
+				Message: "resources/subscribe needs a session that lasts; this connection has none (use a stateful transport or subscriptions/listen)",
+			}
+		}
+		c := r.connLocked(session)
+		if c.legacy == nil {
+			c.legacy = &stream{c: c, subs: make(map[string]*sub)}
+		}
+		return c.legacy, nil
+	}
+}
+
+// unsubscribe ends the resources/subscribe subscription of session to uri,
+// if there is one.
+func (r *liveRegistry) unsubscribe(session server.ClientSession, uri string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.conns[session]
+	if c == nil || c.legacy == nil {
+		return
+	}
+	if sb := c.legacy.subs[uri]; sb != nil {
+		r.removeSubLocked(sb)
+		r.maybeDropConnLocked(c)
+	}
+}
+
+func (r *liveRegistry) sessionRegistered(session server.ClientSession) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.registered[session] = struct{}{}
+}
+
+// sessionClosed frees everything a session held: its subscriptions on
+// every stream, its outbox, and its delivery goroutine, which done wakes.
+func (r *liveRegistry) sessionClosed(session server.ClientSession) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.registered, session)
+	c := r.conns[session]
+	if c == nil {
+		return
+	}
+	if !c.closed {
+		c.closed = true
+		close(c.done)
+	}
+	for s := range c.streams {
+		r.endStreamLocked(s)
+	}
+	if c.legacy != nil {
+		// Ended first, so that a resources/subscribe still running its
+		// command gives up rather than subscribe a closed session.
+		c.legacy.ended = true
+		for _, sb := range c.legacy.subs {
+			r.removeSubLocked(sb)
+		}
+	}
+	r.maybeDropConnLocked(c)
+}
+
+// foreignURIs tells the URIs that resolve did not take and that belong to
+// someone else: URIs outside the adapter's scheme, and static resources the
+// user added in it. Subscriptions to those are left to mcp-go and the user's
+// own hooks; any other URI in the adapter's scheme names nothing. It looks
+// at the server's resources at most once, however many URIs a request
+// lists.
+type foreignURIs struct {
+	a         *Adapter
+	resources map[string]*server.ServerResource
+	loaded    bool
+}
+
+func (f *foreignURIs) has(uri string) bool {
+	if !strings.HasPrefix(uri, f.a.cfg.scheme+"://") {
+		return true
+	}
+	if f.a.ownResource(uri) != nil {
+		return false
+	}
+	if !f.loaded {
+		f.resources, f.loaded = f.a.srv.ListResources(), true
+	}
+	_, ok := f.resources[uri]
+	return ok
+}
