@@ -1,0 +1,128 @@
+// Command customers is the example application of github.com/mcplive/adapter:
+// a small shop's customers and orders in an embedded SQLite database, served
+// to MCP clients as tools, resource templates and live subscriptions.
+//
+//	go run ./examples/customers                # Streamable HTTP on 127.0.0.1:8080/mcp
+//	go run ./examples/customers -stdio         # stdio, for clients that start servers
+//	go run ./examples/customers -inspect       # what each command became, then exit
+//	go run ./examples/customers -db shop.db    # keep the data in a file
+//
+// Start reading at commands.go; store.go, seed.go and queries.go are ordinary
+// database/sql code that knows nothing about MCP.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcplive/adapter"
+)
+
+// config is what the flags say.
+type config struct {
+	addr    string // where HTTP listens
+	dbPath  string // "" for a fresh in-memory database
+	stdio   bool
+	inspect bool
+}
+
+func main() {
+	// Logs go to stderr: with -stdio, stdout carries the protocol.
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	cfg, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		os.Exit(2) // the flag package already said what is wrong
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, os.Stdin, os.Stdout, logger); err != nil {
+		logger.Error("customers stopped", "err", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string, errOut io.Writer) (config, error) {
+	var cfg config
+	fs := flag.NewFlagSet("customers", flag.ContinueOnError)
+	fs.SetOutput(errOut)
+	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "`address` to serve Streamable HTTP on (path /mcp)")
+	fs.StringVar(&cfg.dbPath, "db", "", "SQLite database `file` (default: in memory, fresh on every start)")
+	fs.BoolVar(&cfg.stdio, "stdio", false, "serve MCP on stdin/stdout instead of HTTP")
+	fs.BoolVar(&cfg.inspect, "inspect", false, "print what each command became (tool, resource, template) and exit")
+	// A -postgres flag for a shared database belongs here, next to -db.
+	err := fs.Parse(args)
+	if err == nil && fs.NArg() > 0 {
+		err = fmt.Errorf("unexpected arguments %q", fs.Args())
+		fmt.Fprintln(errOut, err)
+	}
+	return cfg, err
+}
+
+// run serves until ctx ends (on SIGINT or SIGTERM) or serving fails.
+func run(ctx context.Context, cfg config, stdin io.Reader, stdout io.Writer, logger *slog.Logger) error {
+	if cfg.inspect {
+		// The report depends only on the declarations, not on the data:
+		// never create or touch a database file for it.
+		cfg.dbPath = ""
+	}
+	st, err := openStore(ctx, cfg.dbPath)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	a := newAdapter(st, logger)
+
+	switch {
+	case cfg.inspect:
+		_, err := fmt.Fprint(stdout, a.Inspect().String())
+		return err
+	case cfg.stdio:
+		return serveStdio(ctx, a, stdin, stdout, logger)
+	default:
+		ln, err := net.Listen("tcp", cfg.addr)
+		if err != nil {
+			return err
+		}
+		return serveHTTP(ctx, ln, a, st, logger)
+	}
+}
+
+// newAdapter builds the MCP server: a plain mcp-go server, wrapped by the
+// adapter before it serves, with the example's commands declared on it.
+// a.Server() is the mcp-go server, for anything else you would do with one.
+func newAdapter(st *store, logger *slog.Logger) *adapter.Adapter {
+	srv := server.NewMCPServer("customers", "0.1.0",
+		server.WithInstructions("A demo shop's customers and orders. Read app://customers_index?search=ada "+
+			"or app://customers_show/1, and subscribe to them to hear about changes."),
+	)
+	a := adapter.Wrap(srv, adapter.WithLogger(logger))
+	register(a, st)
+	return a
+}
+
+// serveStdio serves one client on stdin/stdout until ctx ends or the client
+// closes stdin. a.ServeStdio is mcp-go's stdio server, with the adapter's
+// exact errors on the wire (see newMCPHandler).
+func serveStdio(ctx context.Context, a *adapter.Adapter, stdin io.Reader, stdout io.Writer, logger *slog.Logger) error {
+	logger.Info("serving MCP on stdio; logs go to stderr")
+	err := a.ServeStdio(ctx, stdin, stdout,
+		server.WithErrorLogger(slog.NewLogLogger(logger.Handler(), slog.LevelError)))
+	if errors.Is(err, context.Canceled) {
+		return nil // asked to stop
+	}
+	return err
+}
