@@ -425,3 +425,26 @@ func TestToolCallChecksEnumsLikeARead(t *testing.T) {
 		t.Errorf("valid constants refused: %v %+v", err, res)
 	}
 }
+
+func TestGrantHidesPlainResources(t *testing.T) {
+	srv, _ := newServer(t, adapter.WithGrant(func(_ context.Context, name string) bool {
+		return name != "customers_index"
+	}))
+	c := connect(t, srv)
+	resources, err := c.ListResources(context.Background(), mcp.ListResourcesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, r := range resources.Resources {
+		uris = append(uris, r.URI)
+	}
+	if !slices.Equal(uris, []string{"app://user_resource"}) {
+		t.Errorf("resources = %v, want only the user's: customers_index is not granted", uris)
+	}
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = "app://customers_index"
+	if _, err := c.ReadResource(context.Background(), req); err == nil {
+		t.Error("reading the plain resource of an ungranted command succeeded")
+	}
+}
