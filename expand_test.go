@@ -24,23 +24,7 @@ func uriTestTemplate(command string, vars ...variable) *uriTemplate {
 	byName := func(a, b variable) int { return strings.Compare(a.name, b.name) }
 	slices.SortFunc(t.path, byName)
 	slices.SortFunc(t.query, byName)
-	var b strings.Builder
-	b.WriteString("app://" + command)
-	for _, v := range t.path {
-		b.WriteString("/{" + v.name + "}")
-	}
-	for i, v := range t.query {
-		if i == 0 {
-			b.WriteString("{?")
-		} else {
-			b.WriteString(",")
-		}
-		b.WriteString(v.name)
-	}
-	if len(t.query) > 0 {
-		b.WriteString("}")
-	}
-	t.raw = b.String()
+	t.raw = t.format()
 	return t
 }
 
