@@ -448,3 +448,16 @@ func TestGrantHidesPlainResources(t *testing.T) {
 		t.Error("reading the plain resource of an ungranted command succeeded")
 	}
 }
+
+func TestValidationErrorCollects(t *testing.T) {
+	var errs adapter.ValidationError
+	if errs.Err() != nil {
+		t.Fatal("an empty ValidationError must be a nil error")
+	}
+	errs.Add("page", "must be at least 1")
+	errs.Add("", "give a name or an email")
+	err := errs.Err()
+	if err == nil || err.Error() != "invalid arguments: page: must be at least 1; give a name or an email" {
+		t.Errorf("Err() = %v", err)
+	}
+}

@@ -29,17 +29,14 @@ type PageArgs struct {
 
 // Validate names every argument that is wrong.
 func (a PageArgs) Validate() error {
-	var errs []adapter.FieldError
+	var errs adapter.ValidationError
 	if a.Page != nil && *a.Page < 1 {
-		errs = append(errs, adapter.FieldError{Field: "page", Message: "must be at least 1"})
+		errs.Add("page", "must be at least 1")
 	}
 	if a.PerPage != nil && (*a.PerPage < 1 || *a.PerPage > 100) {
-		errs = append(errs, adapter.FieldError{Field: "per_page", Message: "must be between 1 and 100"})
+		errs.Add("per_page", "must be between 1 and 100")
 	}
-	if len(errs) > 0 {
-		return &adapter.ValidationError{Errors: errs}
-	}
-	return nil
+	return errs.Err()
 }
 
 // exampleAdapter is a server with one live command.

@@ -50,6 +50,30 @@ func (e *ValidationError) Error() string {
 	return b.String()
 }
 
+// Add records that field is wrong, saying why. Validate methods collect
+// every problem this way and return Err:
+//
+//	func (a PageArgs) Validate() error {
+//		var errs adapter.ValidationError
+//		if a.Page < 1 {
+//			errs.Add("page", "must be at least 1")
+//		}
+//		return errs.Err()
+//	}
+func (e *ValidationError) Add(field, message string) {
+	e.Errors = append(e.Errors, FieldError{Field: field, Message: message})
+}
+
+// Err returns e when it holds any field error and nil otherwise, so that a
+// Validate method can end with return errs.Err(). (Returning e itself when
+// empty would be a non-nil error interface holding no errors.)
+func (e *ValidationError) Err() error {
+	if e == nil || len(e.Errors) == 0 {
+		return nil
+	}
+	return e
+}
+
 // asValidationError turns what Validate returned into a *ValidationError.
 func asValidationError(err error) *ValidationError {
 	var ve *ValidationError
