@@ -232,6 +232,7 @@ func (r *liveRegistry) work() {
 		}
 		q.state = runRunning
 		r.inflight++
+		before := r.changes
 		r.mu.Unlock()
 
 		out := r.run(q.ctx, q.key.cmd, q.args, q.raw, middleware.Live)
@@ -245,6 +246,12 @@ func (r *liveRegistry) work() {
 		q.state = runIdle
 		if q.dropped {
 			continue
+		}
+		// q is filed under the keys its previous run read until applyLocked
+		// refiles it. A change during this run to a key only this run read
+		// found nothing to mark dirty: run once more to be sure it is seen.
+		if r.changes != before && !slices.Equal(q.reads, out.reads) {
+			q.dirty = true
 		}
 		r.applyLocked(q, out)
 		if q.dirty {
