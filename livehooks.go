@@ -98,7 +98,11 @@ func (a *Adapter) listenHook(ctx context.Context, id any, req *mcp.Subscriptions
 // passes after a substring test.
 func (a *Adapter) subscribeHook(ctx context.Context, id any, message any) error {
 	raw, ok := message.(json.RawMessage)
-	if !ok || !(bytes.Contains(raw, []byte(`"resources/subscribe"`)) || bytes.Contains(raw, []byte(`"resources\/subscribe"`))) {
+	// The substring test keeps the common request cheap. JSON may spell
+	// the method with escapes ("resources\u002fsubscribe"), which mcp-go
+	// decodes to the same method: any message with a backslash-u escape
+	// is decoded to be sure.
+	if !ok || !bytes.Contains(raw, []byte("subscribe")) && !bytes.Contains(raw, []byte(`\u`)) {
 		return nil
 	}
 	var m struct {
