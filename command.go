@@ -1,18 +1,11 @@
 package adapter
 
 import (
-	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"reflect"
-	"slices"
-	"strings"
 
-	"github.com/invopop/jsonschema"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcplive/adapter/middleware"
@@ -50,12 +43,11 @@ type command struct {
 	argsType    reflect.Type
 	// schema is the input schema exactly as tools/list publishes it.
 	schema json.RawMessage
-	// required lists the top-level properties the schema requires.
-	required []string
-	// enums are the schema's enum constraints, which Go's decoding of a
-	// string does not check.
-	enums []enumRule
-	tool  mcp.Tool
+	// rules are the checks decoding makes beyond encoding/json's, and
+	// fields the Go type of each argument, by JSON name.
+	rules  argRules
+	fields map[string]reflect.Type
+	tool   mcp.Tool
 	// tmpl is the URI template, nil when the command has none (reason and
 	// detail say why).
 	tmpl   *uriTemplate
@@ -97,7 +89,8 @@ func newCommand[A any](scheme, name, description string, live bool, opts []Comma
 	}
 	c := &command{
 		name: name, description: description, live: live, confirm: cc.confirm,
-		argsType: argsType, schema: schema, required: required, enums: enumRules(schema),
+		argsType: argsType, schema: schema,
+		rules: rulesOf(schema, required), fields: jsonFields(argsType),
 		reads: cc.reads, completers: cc.completers,
 	}
 	c.tool = mcp.Tool{
@@ -142,26 +135,6 @@ func (t *uriTemplate) variable(name string) *variable {
 	return nil
 }
 
-// publishedSchema reflects the input schema of an arguments type, as
-// tools/list will publish it, and the top-level properties it requires.
-func publishedSchema(t reflect.Type) (json.RawMessage, []string, error) {
-	r := jsonschema.Reflector{ExpandedStruct: true, DoNotReference: true}
-	s := r.ReflectFromType(t)
-	// The tool's schema is a document of its own; the draft and id that
-	// invopop adds name the Go package, which is none of the agent's concern.
-	s.Version, s.ID = "", ""
-	if s.Properties == nil || s.Properties.Len() == 0 {
-		// An empty struct still takes an object; say so explicitly so that
-		// clients render a form with no fields rather than "anything".
-		s.Type = "object"
-	}
-	b, err := json.Marshal(s)
-	if err != nil {
-		return nil, nil, fmt.Errorf("input schema: %w", err)
-	}
-	return b, s.Required, nil
-}
-
 func validCommandName(name string) bool {
 	if name == "" || len(name) > 128 {
 		return false
@@ -173,90 +146,6 @@ func validCommandName(name string) bool {
 		}
 	}
 	return true
-}
-
-// validator is what an arguments type implements to check itself.
-type validator interface{ Validate() error }
-
-// decode turns canonical JSON arguments into a value of the command's
-// arguments type and runs its validation. Unknown properties, missing
-// required ones and values of the wrong type are field errors.
-func (c *command) decode(raw []byte) (any, error) {
-	ptr := reflect.New(c.argsType)
-	var fields []FieldError
-	if len(bytes.TrimSpace(raw)) == 0 {
-		raw = []byte("{}")
-	}
-	if fe := decodeStrict(raw, ptr.Interface()); fe != nil {
-		fields = append(fields, *fe)
-	}
-	if len(fields) == 0 {
-		var present map[string]json.RawMessage
-		_ = json.Unmarshal(raw, &present)
-		for _, name := range c.required {
-			if _, ok := present[name]; !ok {
-				fields = append(fields, FieldError{Field: name, Message: "is required"})
-			}
-		}
-		fields = append(fields, c.checkEnums(present)...)
-	}
-	if len(fields) > 0 {
-		return nil, &ValidationError{Errors: fields}
-	}
-	if v, ok := ptr.Interface().(validator); ok {
-		if err := v.Validate(); err != nil {
-			return nil, asValidationError(err)
-		}
-	}
-	return ptr.Elem().Interface(), nil
-}
-
-// decodeStrict decodes raw into dst, refusing unknown fields and trailing
-// data, and describes a failure as a field error.
-func decodeStrict(raw []byte, dst any) *FieldError {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(dst)
-	if err == nil {
-		if _, extra := dec.Token(); extra != io.EOF {
-			return &FieldError{Message: "arguments must be one JSON object"}
-		}
-		return nil
-	}
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &typeErr) {
-		if typeErr.Field == "" {
-			return &FieldError{Message: "arguments must be a JSON object"}
-		}
-		return &FieldError{Field: typeErr.Field, Message: "must be " + jsonTypeName(typeErr.Type)}
-	}
-	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return &FieldError{Field: strings.Trim(name, `"`), Message: "is not an argument of this command"}
-	}
-	return &FieldError{Message: "arguments are not valid JSON: " + err.Error()}
-}
-
-// jsonTypeName names the JSON type a Go type decodes from.
-func jsonTypeName(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return fmt.Sprintf("an integer that fits %v", t)
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.String:
-		return "a string"
-	case reflect.Slice, reflect.Array:
-		return "a list"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	}
-	return "a value of type " + t.String()
 }
 
 // invoke runs the command with canonical JSON arguments through the
@@ -313,63 +202,4 @@ func (a *Adapter) Call(ctx context.Context, name string, args any) (any, error) 
 		return nil, err
 	}
 	return c.invoke(ctx, middleware.App, canonical)
-}
-
-// enumRule is one enum constraint of the input schema: the property name
-// (inside the object parent, when parent is not "") and its constants.
-type enumRule struct {
-	parent, name string
-	allowed      []string
-}
-
-// enumRules collects the enum constraints of a published schema, on the
-// top-level properties and those of their objects, one level down: the
-// shapes a template has. A tools/call is checked against the same constants
-// a read's conversion checks, so both answer alike.
-func enumRules(schema json.RawMessage) []enumRule {
-	root, err := parseSchema(schema)
-	if err != nil {
-		return nil
-	}
-	var rules []enumRule
-	collect := func(parent string, props map[string]json.RawMessage) {
-		for name, raw := range props {
-			n, err := parseSchema(raw)
-			if err != nil {
-				continue
-			}
-			if kind, allowed, _, ok := n.scalar(); ok && kind == kindEnum {
-				rules = append(rules, enumRule{parent: parent, name: name, allowed: allowed})
-			}
-		}
-	}
-	collect("", root.Properties)
-	for name, raw := range root.Properties {
-		if n, err := parseSchema(raw); err == nil && n.isObject() {
-			collect(name, n.Properties)
-		}
-	}
-	slices.SortFunc(rules, func(a, b enumRule) int {
-		return cmp.Or(strings.Compare(a.parent, b.parent), strings.Compare(a.name, b.name))
-	})
-	return rules
-}
-
-// checkEnums reports the enum-constrained arguments whose value is not one
-// of the constants. null and absent values are left to the decoder.
-func (c *command) checkEnums(present map[string]json.RawMessage) []FieldError {
-	var fields []FieldError
-	for _, r := range c.enums {
-		obj := present
-		if r.parent != "" {
-			obj = nil
-			_ = json.Unmarshal(present[r.parent], &obj)
-		}
-		var s string
-		if v, ok := obj[r.name]; !ok || json.Unmarshal(v, &s) != nil || slices.Contains(r.allowed, s) {
-			continue
-		}
-		fields = append(fields, FieldError{Field: r.name, Message: enumMessage(r.allowed)})
-	}
-	return fields
 }

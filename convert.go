@@ -80,7 +80,34 @@ func (t *uriTemplate) convert(values map[string]string) (json.RawMessage, *Valid
 		return nil, &ValidationError{Errors: errs}
 	}
 	slices.SortFunc(fields, compareFields)
-	return writeObject(fields, text), nil
+	out := writeObject(fields, text)
+	if len(t.requiredParents) > 0 {
+		out = t.withRequiredParents(out, fields)
+	}
+	return out, nil
+}
+
+// withRequiredParents adds an empty object for each required struct
+// argument none of whose variables the URI gave: the struct is required,
+// its fields are not, and {} is what a tools/call would send. Rare enough
+// to take the slow, obviously canonical way: json.Marshal sorts map keys.
+func (t *uriTemplate) withRequiredParents(out json.RawMessage, fields []convertedField) json.RawMessage {
+	var obj map[string]json.RawMessage
+	missing := false
+	for _, p := range t.requiredParents {
+		if !slices.ContainsFunc(fields, func(f convertedField) bool { return f.v.parent == p }) {
+			if obj == nil {
+				_ = json.Unmarshal(out, &obj)
+			}
+			obj[p] = json.RawMessage("{}")
+			missing = true
+		}
+	}
+	if !missing {
+		return out
+	}
+	b, _ := json.Marshal(obj)
+	return b
 }
 
 // variables lists the template's variables, path then query, each group in

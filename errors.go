@@ -84,5 +84,9 @@ func asValidationError(err error) *ValidationError {
 	if errors.As(err, &fe) {
 		return &ValidationError{Errors: []FieldError{fe}}
 	}
+	var pfe *FieldError
+	if errors.As(err, &pfe) && pfe != nil {
+		return &ValidationError{Errors: []FieldError{*pfe}}
+	}
 	return &ValidationError{Errors: []FieldError{{Message: err.Error()}}}
 }

@@ -72,6 +72,9 @@ type uriTemplate struct {
 	query []variable
 	// raw is the template as listed: app://orders_between/{from}/{to}{?status}.
 	raw string
+	// requiredParents are the struct arguments the schema requires, in name
+	// order: their object is sent even when none of its variables is given.
+	requiredParents []string
 }
 
 // Reason says why a command has no URI template. The zero value means it
@@ -257,6 +260,7 @@ func deriveTemplate(scheme, command string, published json.RawMessage, argsType 
 		return nil, ReasonNotScalar, "the arguments are not an object"
 	}
 	fields := jsonFields(argsType)
+	t := &uriTemplate{scheme: scheme, command: command}
 	var vars []variable
 	for _, name := range slices.Sorted(maps.Keys(root.Properties)) {
 		prop, err := parseSchema(root.Properties[name])
@@ -270,6 +274,9 @@ func deriveTemplate(scheme, command string, published json.RawMessage, argsType 
 		}
 		if !prop.isObject() {
 			return nil, prop.whyNotScalar(fields[name]), name
+		}
+		if required {
+			t.requiredParents = append(t.requiredParents, name)
 		}
 		inner := jsonFields(fields[name])
 		for _, sub := range slices.Sorted(maps.Keys(prop.Properties)) {
@@ -288,7 +295,6 @@ func deriveTemplate(scheme, command string, published json.RawMessage, argsType 
 			})
 		}
 	}
-	t := &uriTemplate{scheme: scheme, command: command}
 	seen := make(map[string]bool, len(vars))
 	for _, v := range vars {
 		if seen[v.name] {
