@@ -105,7 +105,7 @@ func ExampleReads_watching() {
 		ResourceSubscriptions: []string{"app://customers_show/12", "app://customers_show/99"},
 	}, nil)
 	defer stop()
-	fmt.Println("acknowledged:", <-acknowledged) // customer 99 does not exist
+	fmt.Println("acknowledged:", <-acknowledged) // customer 99 does not exist yet
 
 	rename := func(id int64, name string) {
 		req := mcp.CallToolRequest{}
@@ -120,7 +120,7 @@ func ExampleReads_watching() {
 	rename(12, "Ada King")       // re-runs, and the result is the same
 	fmt.Println("notifications sent:", a.LiveStats().Notified)
 	// Output:
-	// acknowledged: [app://customers_show/12]
+	// acknowledged: [app://customers_show/12 app://customers_show/99]
 	// heard: app://customers_show/12
 	// notifications sent: 1
 }

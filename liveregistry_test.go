@@ -359,7 +359,7 @@ func TestLiveSubscribeErrors(t *testing.T) {
 		"app://items_show/0":     mcp.INVALID_PARAMS,
 		"app://items_show/1/2":   mcp.RESOURCE_NOT_FOUND,
 		"app://%69tems_show/1":   mcp.RESOURCE_NOT_FOUND,
-		"app://items_show/99":    mcp.RESOURCE_NOT_FOUND, // ErrNotFound on the first run
+		"app://items_show/99":    0, // ErrNotFound on the first run: watched until it exists
 		"app://items_show/1":     0,
 		"app://items_show/1#top": mcp.RESOURCE_NOT_FOUND,
 		"file:///elsewhere":      0, // not the adapter's: left to mcp-go
@@ -499,4 +499,26 @@ func TestLiveStreamEndFreesItsSubscriptions(t *testing.T) {
 	stop2()
 	f.close() // unregistering frees the legacy subscription
 	waitEmpty(t, a)
+}
+
+// A first run that fails with ErrNotFound still subscribes: the watch hears
+// when the thing comes to exist.
+func TestLiveWatchesWhatDoesNotExistYet(t *testing.T) {
+	st := newItemStore(3)
+	a := newLiveServer(t, st)
+	f := newFakeClient(t, a, "s1", 100)
+	if err := f.subscribe("app://items_show/999"); err != nil {
+		t.Fatalf("subscribe to a missing item: %+v, want it acknowledged", err)
+	}
+	a.Changed("items/999") // nothing changed yet: still not found
+	waitIdle(t, a)
+	if got := f.take(); len(got) != 0 {
+		t.Fatalf("notified %v before the item exists", got)
+	}
+	st.set(999, "new")
+	a.Changed("items/999")
+	waitIdle(t, a)
+	if got := f.take(); !slices.Equal(got, []string{"app://items_show/999"}) {
+		t.Fatalf("after creating item 999: %v, want one notification", got)
+	}
 }

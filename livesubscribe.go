@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -156,12 +157,18 @@ func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func()
 	out := r.run(ctx, c, args, rs.args, middleware.Agent)
 
 	r.mu.Lock()
-	if ended, dup := s.ended, s.subs[rs.uri] != nil; out.err != nil || ended || dup {
+	// A first run that fails still makes the subscription, with the digest
+	// of its error: a watch on app://customers_show/99 hears when customer
+	// 99 is created, and a passing failure does not silently drop a URI
+	// from the acknowledgement. Only a refused rate limit refuses it, so
+	// that subscribing cannot be used to run commands past the limit.
+	limited := out.err != nil && errors.As(out.err, new(*middleware.RateLimitError))
+	if ended, dup := s.ended, s.subs[rs.uri] != nil; limited || ended || dup {
 		s.c.n--
 		r.maybeDropConnLocked(s.c)
 		r.mu.Unlock()
 		switch {
-		case out.err != nil:
+		case limited:
 			return a.readError(ctx, c, rs.uri, out.err)
 		case ended:
 			return errSubscriptionEnded

@@ -45,7 +45,6 @@ func liveScenario(t *testing.T, tr liveTransport, legacy bool) {
 		"app://nope/1":           mcp.ErrResourceNotFound, // no such command
 		"app://items_show/abc":   mcp.ErrInvalidParams,    // does not convert
 		"app://items_show/0":     mcp.ErrInvalidParams,    // fails Validate
-		"app://items_show/999":   mcp.ErrResourceNotFound, // ErrNotFound on the first run
 		"app://items_show/1?x=1": mcp.ErrResourceNotFound, // a parameter the template lacks
 	}
 	uris := []string{u1, u1b}
