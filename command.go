@@ -184,7 +184,7 @@ func (c *command) invokeDecoded(ctx context.Context, origin middleware.Origin, a
 func (a *Adapter) Call(ctx context.Context, name string, args any) (any, error) {
 	c := a.command(name)
 	if c == nil {
-		return nil, fmt.Errorf("adapter: no command %q", name)
+		return nil, fmt.Errorf("adapter: %q: %w", name, ErrUnknownCommand)
 	}
 	var raw json.RawMessage
 	switch v := args.(type) {

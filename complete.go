@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -179,12 +178,10 @@ func limitCompletion(values []string) *mcp.Completion {
 // completionError is what a failed completion answers: a rate limit as the
 // same error a read gets; anything else internal, without internals.
 func (a *Adapter) completionError(ctx context.Context, c *command, err error) error {
-	var rl *middleware.RateLimitError
-	if errors.As(err, &rl) {
-		return a.readError(ctx, c, "", err)
+	if f := classify(err); f.kind == failRateLimited {
+		return rateLimited(f.rate)
 	}
-	a.logger.ErrorContext(ctx, "adapter: completion failed", "command", c.name, "error", err)
-	return &rpcError{Code: mcp.INTERNAL_ERROR, Message: "internal error completing " + c.name}
+	return a.internal(ctx, c, "", err)
 }
 
 var _ server.ResourceCompletionProvider = completionProvider{}

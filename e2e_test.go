@@ -3,6 +3,7 @@ package adapter_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -460,4 +461,24 @@ func TestValidationErrorCollects(t *testing.T) {
 	if err == nil || err.Error() != "invalid arguments: page: must be at least 1; give a name or an email" {
 		t.Errorf("Err() = %v", err)
 	}
+}
+
+func TestCallAndInspectContext(t *testing.T) {
+	_, a := newServer(t, adapter.WithGrant(func(_ context.Context, name string) bool {
+		return name != "customers_create"
+	}))
+	if _, err := a.Call(context.Background(), "nope", nil); !errors.Is(err, adapter.ErrUnknownCommand) {
+		t.Errorf("Call of an unknown command: %v, want ErrUnknownCommand", err)
+	}
+	for _, c := range a.InspectContext(context.Background()).Commands {
+		if c.Name == "customers_create" && (c.Tool != "" || c.Reason != adapter.ReasonNotGranted) {
+			t.Errorf("an ungranted command without a template: %+v, want no tool and not granted", c)
+		}
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "burst") {
+			t.Errorf("a rate limit without a burst: recovered %v, want a panic naming the burst", r)
+		}
+	}()
+	adapter.Wrap(server.NewMCPServer("t", "1"), adapter.WithRateLimit(10, 0))
 }

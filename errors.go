@@ -11,6 +11,10 @@ import (
 // owns, and a tools/call answers an isError result.
 var ErrNotFound = errors.New("not found")
 
+// ErrUnknownCommand is the error of Adapter.Call for a name no command was
+// declared with.
+var ErrUnknownCommand = errors.New("no such command")
+
 // FieldError is one thing wrong with one argument.
 type FieldError struct {
 	// Field is the argument's name as the URI and the JSON schema spell it,

@@ -116,7 +116,7 @@ func ExampleWithGrant() {
 		fmt.Printf("%s: %q %s\n", c.Name, c.Template, c.Reason)
 	}
 	// Output:
-	// customers_create: "" not live: a command that may write is a tool only
+	// customers_create: "" not granted to this session
 	// customers_show: "app://customers_show/{id}"
 }
 

@@ -22,8 +22,9 @@ type CommandReport struct {
 	Description string `json:"description"`
 	// Live reports a read-only command declared with Live.
 	Live bool `json:"live"`
-	// Tool is the tool's name; every command is a tool.
-	Tool string `json:"tool"`
+	// Tool is the tool's name: every command is a tool, except in
+	// InspectContext for a session the command is not granted to.
+	Tool string `json:"tool,omitempty"`
 	// Resource is the plain resource (scheme://name), listed when every
 	// argument is optional; "" otherwise.
 	Resource string `json:"resource,omitempty"`
@@ -43,8 +44,9 @@ func (a *Adapter) Inspect() Report {
 	return a.inspect(nil)
 }
 
-// InspectContext is Inspect as the session of ctx sees it: commands the
-// grant function refuses there have no template, for ReasonNotGranted.
+// InspectContext is Inspect as the session of ctx sees it: a command the
+// grant function refuses there has no tool, resource or template, and
+// ReasonNotGranted as its reason.
 func (a *Adapter) InspectContext(ctx context.Context) Report {
 	return a.inspect(ctx)
 }
@@ -69,9 +71,11 @@ func (a *Adapter) inspect(ctx context.Context) Report {
 			if c.listed() {
 				cr.Resource = c.routeURI
 			}
-			if ctx != nil && !a.granted(ctx, c.name) {
-				cr.Template, cr.Resource, cr.Reason = "", "", ReasonNotGranted
-			}
+		}
+		if ctx != nil && !a.granted(ctx, c.name) {
+			// The session sees nothing of it: not even the tool.
+			cr.Tool, cr.Template, cr.Resource = "", "", ""
+			cr.Reason, cr.Detail = ReasonNotGranted, ""
 		}
 		r.Commands = append(r.Commands, cr)
 	}
@@ -94,7 +98,9 @@ func (r Report) String() string {
 			kind = "live"
 		}
 		fmt.Fprintf(&b, "%s (%s)\n", c.Name, kind)
-		fmt.Fprintf(&b, "  tool      %s\n", c.Tool)
+		if c.Tool != "" {
+			fmt.Fprintf(&b, "  tool      %s\n", c.Tool)
+		}
 		if c.Resource != "" {
 			fmt.Fprintf(&b, "  resource  %s\n", c.Resource)
 		}

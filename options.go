@@ -2,7 +2,6 @@ package adapter
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 
@@ -47,8 +46,8 @@ func (c *config) validate() error {
 	if c.subscriptionCap < 1 {
 		return fmt.Errorf("subscription cap %d: want at least 1", c.subscriptionCap)
 	}
-	if c.rateLimit < 0 || c.rateBurst < 0 {
-		return errors.New("rate limit and burst must not be negative")
+	if c.rateLimit < 0 || c.rateLimit > 0 && c.rateBurst < 1 {
+		return fmt.Errorf("rate limit %v with burst %d: want a limit of at least 0 and, with a limit, a burst of at least 1", c.rateLimit, c.rateBurst)
 	}
 	return nil
 }
@@ -76,7 +75,10 @@ func WithScheme(scheme string) Option {
 // agent may use. An ungranted command is absent from tools/list,
 // resources/list, resources/templates/list and completion, and calling,
 // reading, subscribing to or completing it answers exactly as for a name that
-// does not exist. ctx is the request's: server.ClientSessionFromContext(ctx)
+// does not exist. (Exactly, byte for byte, through the adapter's edges:
+// HTTPHandler, ServeStdio, HandleMessage. Over plain mcp-go transports a
+// read's not-found has the same code, but mcp-go's message names an empty
+// URI where for an unknown name it names the URI.) ctx is the request's: server.ClientSessionFromContext(ctx)
 // gives the session, and the HTTP context function the user installed on
 // their transport may have put an authenticated subject there.
 //

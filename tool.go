@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -67,24 +66,21 @@ func canonicalArguments(args any) (json.RawMessage, error) {
 // toolError is the isError result of a failed tools/call: the same
 // classification as a read, in the form tools answer with.
 func (a *Adapter) toolError(ctx context.Context, c *command, err error) *mcp.CallToolResult {
-	var (
-		verr *ValidationError
-		rl   *middleware.RateLimitError
-	)
 	var text string
 	var structured any
-	switch {
-	case errors.As(err, &verr):
-		text, structured = verr.Error(), verr
-	case errors.Is(err, ErrNotFound):
+	switch f := classify(err); f.kind {
+	case failInvalid:
+		text, structured = f.args.Error(), f.args
+	case failNotFound:
+		// The command's own words ("customer 99: not found") are meant for
+		// the agent.
 		text = err.Error()
 		structured = map[string]string{"error": "not found", "message": text}
-	case errors.As(err, &rl):
-		text = rl.Error()
-		structured = map[string]any{"error": "rate limited", "code": middleware.CodeRateLimited, "retryAfterMs": rl.RetryAfterMs()}
+	case failRateLimited:
+		text = f.rate.Error()
+		structured = map[string]any{"error": "rate limited", "code": middleware.CodeRateLimited, "retryAfterMs": f.rate.RetryAfterMs()}
 	default:
-		a.logger.ErrorContext(ctx, "adapter: command failed", "command", c.name, "error", err)
-		text = fmt.Sprintf("internal error in %s", c.name)
+		text = a.internal(ctx, c, "", err).Message
 	}
 	res := mcp.NewToolResultError(text)
 	res.StructuredContent = structured

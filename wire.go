@@ -31,46 +31,82 @@ func notFound(ctx context.Context, uri, detail string) *rpcError {
 	if server.IsModernRequest(ctx) {
 		code = mcp.INVALID_PARAMS
 	}
-	msg := "resource not found: " + truncate(uri, 256)
+	msg := "resource not found: " + displayURI(uri)
 	if detail != "" {
 		msg += ": " + detail
 	}
 	return &rpcError{Code: code, Message: msg, Data: map[string]string{"uri": uri}}
 }
 
-// readError turns what an invocation returned into the error a
-// resources/read answers. Errors it does not know are internal: they are
-// logged, and the client learns only that the command failed.
-func (a *Adapter) readError(ctx context.Context, c *command, uri string, err error) *rpcError {
-	var (
-		rpc  *rpcError
-		uerr *uriError
-		verr *ValidationError
-		rl   *middleware.RateLimitError
-	)
-	switch {
-	case errors.As(err, &rpc):
-		return rpc
-	case errors.As(err, &uerr):
-		return notFound(ctx, uri, uerr.reason)
-	case errors.As(err, &verr):
-		return &rpcError{Code: mcp.INVALID_PARAMS, Message: verr.Error(), Data: verr}
-	case errors.Is(err, ErrNotFound):
-		return notFound(ctx, uri, "")
-	case errors.As(err, &rl):
-		return &rpcError{
-			Code:    middleware.CodeRateLimited,
-			Message: rl.Error(),
-			Data:    map[string]int64{"retryAfterMs": rl.RetryAfterMs()},
-		}
-	}
-	a.logger.ErrorContext(ctx, "adapter: command failed", "command", c.name, "uri", uri, "error", err)
-	return &rpcError{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("internal error in %s", c.name)}
+// failure is what an invocation's error means to the agent, decided in one
+// place for every surface: reads, tools/call, subscriptions, completion.
+type failure struct {
+	kind failureKind
+	// The error of its kind, when it has one of its own.
+	rpc  *rpcError
+	uri  *uriError
+	args *ValidationError
+	rate *middleware.RateLimitError
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
+type failureKind uint8
+
+const (
+	failInternal    failureKind = iota // logged; the agent learns only that it failed
+	failPrepared                       // already a wire error (rpc)
+	failMalformed                      // the URI does not fit the template (uri)
+	failInvalid                        // the arguments are wrong (args)
+	failNotFound                       // ErrNotFound from the command
+	failRateLimited                    // refused by the rate limit (rate)
+)
+
+func classify(err error) failure {
+	var f failure
+	switch {
+	case errors.As(err, &f.rpc):
+		f.kind = failPrepared
+	case errors.As(err, &f.uri):
+		f.kind = failMalformed
+	case errors.As(err, &f.args):
+		f.kind = failInvalid
+	case errors.Is(err, ErrNotFound):
+		f.kind = failNotFound
+	case errors.As(err, &f.rate):
+		f.kind = failRateLimited
 	}
-	return s[:n] + "…"
+	return f
+}
+
+// readError turns what an invocation returned into the error a
+// resources/read (or a subscription) answers. Errors it does not know are
+// internal: they are logged, and the client learns only that the command
+// failed.
+func (a *Adapter) readError(ctx context.Context, c *command, uri string, err error) *rpcError {
+	switch f := classify(err); f.kind {
+	case failPrepared:
+		return f.rpc
+	case failMalformed:
+		return notFound(ctx, uri, f.uri.reason)
+	case failInvalid:
+		return &rpcError{Code: mcp.INVALID_PARAMS, Message: f.args.Error(), Data: f.args}
+	case failNotFound:
+		return notFound(ctx, uri, "")
+	case failRateLimited:
+		return rateLimited(f.rate)
+	}
+	return a.internal(ctx, c, uri, err)
+}
+
+func rateLimited(rl *middleware.RateLimitError) *rpcError {
+	return &rpcError{
+		Code:    middleware.CodeRateLimited,
+		Message: rl.Error(),
+		Data:    map[string]int64{"retryAfterMs": rl.RetryAfterMs()},
+	}
+}
+
+// internal logs an error the agent must not see and answers without it.
+func (a *Adapter) internal(ctx context.Context, c *command, uri string, err error) *rpcError {
+	a.logger.ErrorContext(ctx, "adapter: command failed", "command", c.name, "uri", uri, "error", err)
+	return &rpcError{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("internal error in %s", c.name)}
 }
