@@ -50,7 +50,8 @@ var ErrClosed = errors.New("pgfeed: feed closed")
 // reported by Run and Publish.
 //
 // Point connString at PostgreSQL itself or at a session-pooling proxy:
-// LISTEN does not work through transaction pooling (PgBouncer's default).
+// LISTEN does not work through transaction pooling (PgBouncer's
+// pool_mode=transaction, which hosted poolers often use).
 func New(connString string, opts ...Option) *Feed {
 	cfg := defaultConfig()
 	for _, o := range opts {

@@ -31,11 +31,20 @@ func newMCPHandler(a *adapter.Adapter, logger *slog.Logger) http.Handler {
 }
 
 // serveHTTP serves MCP at /mcp and a health check at /healthz on ln until ctx
-// ends, then shuts down gracefully.
-func serveHTTP(ctx context.Context, ln net.Listener, a *adapter.Adapter, st *store, logger *slog.Logger) error {
+// ends, then shuts down gracefully. On PostgreSQL, /healthz/feed reports the
+// change feed.
+func serveHTTP(ctx context.Context, ln net.Listener, inst *instance, logger *slog.Logger) error {
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", newMCPHandler(a, logger))
-	mux.Handle("GET /healthz", healthz(st))
+	mux.Handle("/mcp", newMCPHandler(inst.a, logger))
+	mux.Handle("GET /healthz", healthz(inst.st))
+	if inst.feed != nil {
+		// 200 while the feed listens, 503 while it does not, with its
+		// state as JSON. Not listening is not fatal (the subscribers of
+		// this instance hear about other instances' writes late, once it
+		// reconnects) but it is worth an alert, and a readiness probe
+		// can take the instance out of rotation meanwhile.
+		mux.Handle("GET /healthz/feed", inst.feed.HealthHandler())
+	}
 
 	// Event streams (a subscription, a GET stream) never end by themselves,
 	// and Shutdown waits for every handler to return. So every request's

@@ -6,9 +6,13 @@
 //	go run ./examples/customers -stdio         # stdio, for clients that start servers
 //	go run ./examples/customers -inspect       # what each command became, then exit
 //	go run ./examples/customers -db shop.db    # keep the data in a file
+//	go run ./examples/customers -postgres postgres://localhost/shop -addr :8081
+//	                                           # PostgreSQL, shared by many instances
 //
 // Start reading at commands.go; store.go, seed.go and queries.go are ordinary
-// database/sql code that knows nothing about MCP.
+// database/sql code that knows nothing about MCP, and dialect.go what differs
+// on PostgreSQL. postgres.go connects the instances that share a PostgreSQL
+// database (docs/many-instances.md).
 package main
 
 import (
@@ -26,14 +30,16 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcplive/adapter"
+	"github.com/mcplive/adapter/pgfeed"
 )
 
 // config is what the flags say.
 type config struct {
-	addr    string // where HTTP listens
-	dbPath  string // "" for a fresh in-memory database
-	stdio   bool
-	inspect bool
+	addr     string // where HTTP listens
+	dbPath   string // "" for a fresh in-memory database
+	postgres string // a PostgreSQL connection URL, to use instead of SQLite
+	stdio    bool
+	inspect  bool
 }
 
 func main() {
@@ -61,12 +67,21 @@ func parseFlags(args []string, errOut io.Writer) (config, error) {
 	fs.SetOutput(errOut)
 	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "`address` to serve Streamable HTTP on (path /mcp)")
 	fs.StringVar(&cfg.dbPath, "db", "", "SQLite database `file` (default: in memory, fresh on every start)")
+	fs.StringVar(&cfg.postgres, "postgres", "", "PostgreSQL connection `URL` (postgres://user@host/db): keep the data there instead of SQLite,\n"+
+		"shared by every instance started with it (see docs/many-instances.md)")
 	fs.BoolVar(&cfg.stdio, "stdio", false, "serve MCP on stdin/stdout instead of HTTP")
 	fs.BoolVar(&cfg.inspect, "inspect", false, "print what each command became (tool, resource, template) and exit")
-	// A -postgres flag for a shared database belongs here, next to -db.
-	err := fs.Parse(args)
-	if err == nil && fs.NArg() > 0 {
+	if err := fs.Parse(args); err != nil {
+		return cfg, err // the flag package has said what is wrong
+	}
+	var err error
+	switch {
+	case fs.NArg() > 0:
 		err = fmt.Errorf("unexpected arguments %q", fs.Args())
+	case cfg.dbPath != "" && cfg.postgres != "":
+		err = errors.New("-db and -postgres name two databases: choose one")
+	}
+	if err != nil {
 		fmt.Fprintln(errOut, err)
 	}
 	return cfg, err
@@ -76,40 +91,70 @@ func parseFlags(args []string, errOut io.Writer) (config, error) {
 func run(ctx context.Context, cfg config, stdin io.Reader, stdout io.Writer, logger *slog.Logger) error {
 	if cfg.inspect {
 		// The report depends only on the declarations, not on the data:
-		// never create or touch a database file for it.
-		cfg.dbPath = ""
+		// never create or touch a database for it.
+		cfg.dbPath, cfg.postgres = "", ""
 	}
-	st, err := openStore(ctx, cfg.dbPath)
+	inst, err := openInstance(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	a := newAdapter(st, logger)
+	defer inst.Close()
 
 	switch {
 	case cfg.inspect:
-		_, err := fmt.Fprint(stdout, a.Inspect().String())
+		_, err := fmt.Fprint(stdout, inst.a.Inspect().String())
 		return err
 	case cfg.stdio:
-		return serveStdio(ctx, a, stdin, stdout, logger)
+		return serveStdio(ctx, inst.a, stdin, stdout, logger)
 	default:
 		ln, err := net.Listen("tcp", cfg.addr)
 		if err != nil {
 			return err
 		}
-		return serveHTTP(ctx, ln, a, st, logger)
+		return serveHTTP(ctx, ln, inst, logger)
 	}
+}
+
+// instance is what run serves: the store, the MCP server over it and, on
+// PostgreSQL, the change feed that connects it to the other instances.
+type instance struct {
+	st   *store
+	a    *adapter.Adapter
+	feed *pgfeed.Feed // nil on SQLite
+	stop func()       // stops the feed; nil on SQLite
+}
+
+// openInstance opens the database the flags name and builds the MCP server
+// on it.
+func openInstance(ctx context.Context, cfg config, logger *slog.Logger) (*instance, error) {
+	if cfg.postgres != "" {
+		return openPostgresInstance(ctx, cfg.postgres, logger) // postgres.go
+	}
+	st, err := openStore(ctx, cfg.dbPath)
+	if err != nil {
+		return nil, err
+	}
+	return &instance{st: st, a: newAdapter(st, logger)}, nil
+}
+
+// Close stops the change feed, if any, and closes the store.
+func (inst *instance) Close() error {
+	if inst.stop != nil {
+		inst.stop()
+	}
+	return inst.st.Close()
 }
 
 // newAdapter builds the MCP server: a plain mcp-go server, wrapped by the
 // adapter before it serves, with the example's commands declared on it.
 // a.Server() is the mcp-go server, for anything else you would do with one.
-func newAdapter(st *store, logger *slog.Logger) *adapter.Adapter {
+// opts are more adapter options, such as the change feed of postgres.go.
+func newAdapter(st *store, logger *slog.Logger, opts ...adapter.Option) *adapter.Adapter {
 	srv := server.NewMCPServer("customers", "0.1.0",
 		server.WithInstructions("A demo shop's customers and orders. Read app://customers_index?search=ada "+
 			"or app://customers_show/1, and subscribe to them to hear about changes."),
 	)
-	a := adapter.Wrap(srv, adapter.WithLogger(logger))
+	a := adapter.Wrap(srv, append([]adapter.Option{adapter.WithLogger(logger)}, opts...)...)
 	register(a, st)
 	return a
 }

@@ -368,7 +368,7 @@ func TestHTTP(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	served := make(chan error, 1)
-	go func() { served <- serveHTTP(ctx, ln, a, st, quietLogger()) }()
+	go func() { served <- serveHTTP(ctx, ln, &instance{st: st, a: a}, quietLogger()) }()
 
 	url := "http://" + ln.Addr().String()
 	deadline := time.Now().Add(10 * time.Second)

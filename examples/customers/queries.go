@@ -8,9 +8,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Customer is one row of the customers table, as commands return it.
@@ -49,14 +46,14 @@ type customerPage struct {
 // sortColumns maps a sort key to its ORDER BY clause. Only these fixed
 // strings ever reach the SQL text; user input travels as parameters. The id
 // breaks ties so that pages never overlap or skip a row.
-func sortColumns(by string, desc bool) (string, error) {
+func sortColumns(d *dialect, by string, desc bool) (string, error) {
 	dir := "ASC"
 	if desc {
 		dir = "DESC"
 	}
 	switch by {
 	case "name":
-		return "name COLLATE NOCASE " + dir + ", id " + dir, nil
+		return d.nocase("name") + " " + dir + ", id " + dir, nil
 	case "created_at":
 		return "created_at " + dir + ", id " + dir, nil
 	}
@@ -66,28 +63,30 @@ func sortColumns(by string, desc bool) (string, error) {
 // listCustomers returns one page of the customers matching p, and how many
 // match in all. Both come from one read transaction, so they agree.
 func (s *store) listCustomers(ctx context.Context, p customerPage) ([]Customer, int, error) {
-	order, err := sortColumns(p.SortBy, p.Desc)
+	order, err := sortColumns(s.d, p.SortBy, p.Desc)
 	if err != nil {
 		return nil, 0, err
 	}
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	// Repeatable read: PostgreSQL's statements would otherwise each see the
+	// latest commits; SQLite's transactions always read one snapshot.
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead})
 	if err != nil {
 		return nil, 0, fmt.Errorf("begin read: %w", err)
 	}
 	defer tx.Rollback() // a read-only transaction has nothing to commit
 
-	// instr instead of LIKE: the search is a literal, so '%' and '_' in it
-	// must not act as wildcards.
-	const match = `(?1 = '' OR instr(lower(name), ?1) > 0 OR instr(lower(email), ?1) > 0)`
+	// instr (strpos) instead of LIKE: the search is a literal, so '%' and
+	// '_' in it must not act as wildcards.
+	match := fmt.Sprintf(`(?1 = '' OR %[1]s(lower(name), ?1) > 0 OR %[1]s(lower(email), ?1) > 0)`, s.d.instr)
 	search := strings.ToLower(p.Search)
 
 	var total int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM customers WHERE `+match, search).Scan(&total); err != nil {
+	if err := tx.QueryRowContext(ctx, s.d.rebind(`SELECT count(*) FROM customers WHERE `+match), search).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count customers: %w", err)
 	}
 	rows, err := tx.QueryContext(ctx,
-		`SELECT id, name, email, created_at FROM customers WHERE `+match+
-			` ORDER BY `+order+` LIMIT ?2 OFFSET ?3`,
+		s.d.rebind(`SELECT id, name, email, created_at FROM customers WHERE `+match+
+			` ORDER BY `+order+` LIMIT ?2 OFFSET ?3`),
 		search, p.Limit, p.Offset)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list customers: %w", err)
@@ -101,8 +100,8 @@ func (s *store) listCustomers(ctx context.Context, p customerPage) ([]Customer, 
 func (s *store) customer(ctx context.Context, id int64) (Customer, error) {
 	var c Customer
 	err := s.db.QueryRowContext(ctx,
-		`SELECT id, name, email, created_at FROM customers WHERE id = ?`, id,
-	).Scan(&c.ID, &c.Name, &c.Email, &c.CreatedAt)
+		s.d.rebind(`SELECT id, name, email, created_at FROM customers WHERE id = ?`), id,
+	).Scan(&c.ID, &c.Name, &c.Email, asText(&c.CreatedAt, time.RFC3339))
 	if err != nil {
 		return Customer{}, fmt.Errorf("customer %d: %w", id, err)
 	}
@@ -111,15 +110,16 @@ func (s *store) customer(ctx context.Context, id int64) (Customer, error) {
 
 // customersByIDs returns the customers among ids that exist, in id order.
 func (s *store) customersByIDs(ctx context.Context, ids []int64) ([]Customer, error) {
-	// One parameter for any number of ids: SQLite's json_each unpacks a
-	// JSON array, which avoids building a "?, ?, ?" list by hand.
+	// One parameter for any number of ids: SQLite's json_each (PostgreSQL's
+	// json_array_elements_text) unpacks a JSON array, which avoids building
+	// a "?, ?, ?" list by hand.
 	list, err := json.Marshal(ids)
 	if err != nil {
 		return nil, err
 	}
 	rows, err := s.db.QueryContext(ctx,
-		`SELECT id, name, email, created_at FROM customers
-		 WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`,
+		s.d.rebind(`SELECT id, name, email, created_at FROM customers
+		 WHERE id IN (`+s.d.idsIn+`) ORDER BY id`),
 		string(list))
 	if err != nil {
 		return nil, fmt.Errorf("customers by id: %w", err)
@@ -143,7 +143,7 @@ func scanCustomers(rows *sql.Rows) ([]Customer, error) {
 	customers := []Customer{}
 	for rows.Next() {
 		var c Customer
-		if err := rows.Scan(&c.ID, &c.Name, &c.Email, &c.CreatedAt); err != nil {
+		if err := rows.Scan(&c.ID, &c.Name, &c.Email, asText(&c.CreatedAt, time.RFC3339)); err != nil {
 			return nil, fmt.Errorf("scan customer: %w", err)
 		}
 		customers = append(customers, c)
@@ -158,9 +158,9 @@ func scanCustomers(rows *sql.Rows) ([]Customer, error) {
 // inclusive), with the given status unless status is "", by date then id.
 func (s *store) ordersBetween(ctx context.Context, from, to, status string) ([]Order, error) {
 	rows, err := s.db.QueryContext(ctx,
-		`SELECT id, customer_id, amount_cents, status, placed_on FROM orders
+		s.d.rebind(`SELECT id, customer_id, amount_cents, status, placed_on FROM orders
 		 WHERE placed_on BETWEEN ?1 AND ?2 AND (?3 = '' OR status = ?3)
-		 ORDER BY placed_on, id`,
+		 ORDER BY placed_on, id`),
 		from, to, status)
 	if err != nil {
 		return nil, fmt.Errorf("orders between %s and %s: %w", from, to, err)
@@ -169,7 +169,7 @@ func (s *store) ordersBetween(ctx context.Context, from, to, status string) ([]O
 	orders := []Order{}
 	for rows.Next() {
 		var o Order
-		if err := rows.Scan(&o.ID, &o.CustomerID, &o.AmountCents, &o.Status, &o.PlacedOn); err != nil {
+		if err := rows.Scan(&o.ID, &o.CustomerID, &o.AmountCents, &o.Status, asText(&o.PlacedOn, time.DateOnly)); err != nil {
 			return nil, fmt.Errorf("scan order: %w", err)
 		}
 		orders = append(orders, o)
@@ -186,10 +186,10 @@ func (s *store) createCustomer(ctx context.Context, name, email string, now time
 	var c Customer
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		return tx.QueryRowContext(ctx,
-			`INSERT INTO customers (name, email, created_at) VALUES (?, ?, ?)
-			 RETURNING id, name, email, created_at`,
+			s.d.rebind(`INSERT INTO customers (name, email, created_at) VALUES (?, ?, ?)
+			 RETURNING id, name, email, created_at`),
 			name, email, now.UTC().Format(time.RFC3339),
-		).Scan(&c.ID, &c.Name, &c.Email, &c.CreatedAt)
+		).Scan(&c.ID, &c.Name, &c.Email, asText(&c.CreatedAt, time.RFC3339))
 	})
 	if err != nil {
 		return Customer{}, constraintError(fmt.Errorf("create customer: %w", err))
@@ -204,10 +204,10 @@ func (s *store) updateCustomer(ctx context.Context, id int64, name, email *strin
 	var c Customer
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		return tx.QueryRowContext(ctx,
-			`UPDATE customers SET name = coalesce(?, name), email = coalesce(?, email)
-			 WHERE id = ? RETURNING id, name, email, created_at`,
+			s.d.rebind(`UPDATE customers SET name = coalesce(?, name), email = coalesce(?, email)
+			 WHERE id = ? RETURNING id, name, email, created_at`),
 			name, email, id,
-		).Scan(&c.ID, &c.Name, &c.Email, &c.CreatedAt)
+		).Scan(&c.ID, &c.Name, &c.Email, asText(&c.CreatedAt, time.RFC3339))
 	})
 	if err != nil {
 		return Customer{}, constraintError(fmt.Errorf("update customer %d: %w", id, err))
@@ -220,8 +220,8 @@ func (s *store) updateCustomer(ctx context.Context, id int64, name, email *strin
 func (s *store) createOrder(ctx context.Context, o Order) (Order, error) {
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		return tx.QueryRowContext(ctx,
-			`INSERT INTO orders (customer_id, amount_cents, status, placed_on) VALUES (?, ?, ?, ?)
-			 RETURNING id`,
+			s.d.rebind(`INSERT INTO orders (customer_id, amount_cents, status, placed_on) VALUES (?, ?, ?, ?)
+			 RETURNING id`),
 			o.CustomerID, o.AmountCents, o.Status, o.PlacedOn,
 		).Scan(&o.ID)
 	})
@@ -229,21 +229,4 @@ func (s *store) createOrder(ctx context.Context, o Order) (Order, error) {
 		return Order{}, constraintError(fmt.Errorf("create order: %w", err))
 	}
 	return o, nil
-}
-
-// constraintError adds errEmailTaken or errNoCustomer to err when SQLite
-// rejected the write for that reason. The database is the judge, not a
-// SELECT beforehand: two concurrent writes cannot both pass it.
-func constraintError(err error) error {
-	var se *sqlite.Error
-	if !errors.As(err, &se) {
-		return err
-	}
-	switch se.Code() {
-	case sqlite3.SQLITE_CONSTRAINT_UNIQUE:
-		return fmt.Errorf("%w: %w", errEmailTaken, err)
-	case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
-		return fmt.Errorf("%w: %w", errNoCustomer, err)
-	}
-	return err
 }

@@ -38,7 +38,7 @@ const seedOrders = 400
 // seed fills an empty database with the demo data. Everything derives from
 // the fixed name list and a random source with a fixed seed, so two runs of
 // the same binary produce identical rows.
-func seed(ctx context.Context, tx *sql.Tx) error {
+func seed(ctx context.Context, tx *sql.Tx, d *dialect) error {
 	// Customers joined weekly from the start of 2023, at a time of day that
 	// varies but repeats exactly; each order was placed within a year of its
 	// customer joining.
@@ -48,7 +48,7 @@ func seed(ctx context.Context, tx *sql.Tx) error {
 	for i, name := range names {
 		joined[i] = start.AddDate(0, 0, 7*i).Add(time.Duration(i*37%480) * time.Minute)
 		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO customers (id, name, email, created_at) VALUES (?, ?, ?, ?)`,
+			d.rebind(`INSERT INTO customers (id, name, email, created_at) VALUES (?, ?, ?, ?)`),
 			i+1, name, seedEmail(name), joined[i].Format(time.RFC3339),
 		); err != nil {
 			return fmt.Errorf("seed customer %q: %w", name, err)
@@ -60,7 +60,7 @@ func seed(ctx context.Context, tx *sql.Tx) error {
 		c := rng.IntN(len(names))
 		placed := joined[c].AddDate(0, 0, rng.IntN(365))
 		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO orders (id, customer_id, amount_cents, status, placed_on) VALUES (?, ?, ?, ?, ?)`,
+			d.rebind(`INSERT INTO orders (id, customer_id, amount_cents, status, placed_on) VALUES (?, ?, ?, ?, ?)`),
 			i+1, c+1, 500+rng.IntN(100)*250, seedStatus(rng.IntN(20)), placed.Format(time.DateOnly),
 		); err != nil {
 			return fmt.Errorf("seed order %d: %w", i+1, err)

@@ -10,30 +10,13 @@ import (
 	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver: no cgo, nothing to install
 )
 
-// store is the application's database: customers and their orders in SQLite.
-// It knows nothing about MCP; commands.go turns its methods into commands.
+// store is the application's database: customers and their orders in SQLite,
+// or in PostgreSQL (postgres.go). It knows nothing about MCP; commands.go
+// turns its methods into commands.
 type store struct {
 	db *sql.DB
+	d  *dialect // what differs between the two databases (dialect.go)
 }
-
-// schema creates the tables on first use. Dates are ISO-8601 text, which
-// SQLite compares and sorts correctly as plain strings.
-const schema = `
-CREATE TABLE IF NOT EXISTS customers (
-	id         INTEGER PRIMARY KEY,
-	name       TEXT NOT NULL,
-	email      TEXT NOT NULL UNIQUE COLLATE NOCASE,
-	created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS orders (
-	id           INTEGER PRIMARY KEY,
-	customer_id  INTEGER NOT NULL REFERENCES customers(id),
-	amount_cents INTEGER NOT NULL CHECK (amount_cents > 0),
-	status       TEXT NOT NULL CHECK (status IN ('open', 'paid', 'cancelled')),
-	placed_on    TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS orders_placed_on ON orders(placed_on);
-`
 
 // openStore opens the database at path, or a private in-memory database when
 // path is "", creates the schema and seeds the demo data if it is empty.
@@ -42,7 +25,7 @@ func openStore(ctx context.Context, path string) (*store, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &store{db: db}
+	st := &store{db: db, d: sqliteDialect}
 	if err := st.init(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -92,7 +75,7 @@ func openDB(path string) (*sql.DB, error) {
 // that a second process opening the same file never sees half the seed.
 func (s *store) init(ctx context.Context) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, schema); err != nil {
+		if _, err := tx.ExecContext(ctx, s.d.schema); err != nil {
 			return fmt.Errorf("create schema: %w", err)
 		}
 		var n int
@@ -102,7 +85,15 @@ func (s *store) init(ctx context.Context) error {
 		if n > 0 {
 			return nil // an existing database keeps its data
 		}
-		return seed(ctx, tx)
+		if err := seed(ctx, tx, s.d); err != nil {
+			return err
+		}
+		if s.d.afterSeed != "" {
+			if _, err := tx.ExecContext(ctx, s.d.afterSeed); err != nil {
+				return fmt.Errorf("after seed: %w", err)
+			}
+		}
+		return nil
 	})
 }
 

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver for database/sql
+
+	"github.com/mcplive/adapter"
+	"github.com/mcplive/adapter/pgfeed"
+)
+
+// With -postgres URL the example keeps its data in PostgreSQL, and any number
+// of instances of it can serve the same database behind a load balancer. A
+// write through one instance must then reach the subscribers of all of them:
+// a pgfeed.Feed carries every Changed to the other instances with NOTIFY, and
+// triggers report the writes made without the example (by psql, say).
+// docs/many-instances.md explains how to operate it.
+
+// feedTables are the tables the live commands read, with the id column that
+// names a row in their keys ("customers/12", as commands.go reports them).
+var feedTables = []pgfeed.TableSpec{
+	{Table: tableCustomers, IDColumn: "id"},
+	{Table: tableOrders, IDColumn: "id"},
+}
+
+// openPostgresInstance opens the database at url, creating and seeding its
+// tables if need be, installs the triggers, and builds the MCP server with its
+// change feed running. It returns once the feed listens, so that no change
+// another instance makes after that is missed.
+func openPostgresInstance(ctx context.Context, url string, logger *slog.Logger) (*instance, error) {
+	st, err := openPostgres(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	if err := installTriggers(ctx, url); err != nil {
+		st.Close()
+		return nil, err
+	}
+
+	feed := pgfeed.New(url, pgfeed.WithLogger(logger))
+	a := newAdapter(st, logger, adapter.WithChangeFeed(feed))
+	// The feed runs until Close, not until ctx ends: it must outlive the
+	// requests that a graceful shutdown lets finish. Run reconnects by
+	// itself whenever the connection drops.
+	runCtx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- feed.Run(runCtx) }()
+	stop := func() {
+		cancel()
+		<-ran
+		feed.Close()
+	}
+
+	select {
+	case <-feed.Ready():
+		return &instance{st: st, a: a, feed: feed, stop: stop}, nil
+	case err = <-ran: // it could not start: a malformed URL
+		cancel()
+		feed.Close()
+	case <-ctx.Done():
+		stop()
+		err = ctx.Err()
+	}
+	st.Close()
+	return nil, err
+}
+
+// openPostgres opens the PostgreSQL database at url through pgx's
+// database/sql driver, creates the schema and seeds the demo data if it is
+// empty.
+func openPostgres(ctx context.Context, url string) (*store, error) {
+	db, err := sql.Open(postgresDialect.driver, url)
+	if err != nil {
+		return nil, fmt.Errorf("open PostgreSQL: %w", err)
+	}
+	st := &store{db: db, d: postgresDialect}
+	if err := st.init(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("PostgreSQL: %w", err)
+	}
+	return st, nil
+}
+
+// installTriggers makes every write to the tables notify the feeds, whoever
+// makes it. Installing is idempotent: every instance does it when it starts.
+// It needs a pgx connection of its own, which it closes.
+func installTriggers(ctx context.Context, url string) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return fmt.Errorf("install triggers: %w", err)
+	}
+	err = pgfeed.InstallTriggers(ctx, conn, "", feedTables...)
+	return errors.Join(err, conn.Close(ctx))
+}
