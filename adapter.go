@@ -62,10 +62,14 @@ type Adapter struct {
 //   - hooks that route reads and subscriptions of the adapter's URIs.
 //
 // Like mcp-go's own options, Wrap writes to the server without locks: call
-// it once, before the server serves. Wrap panics if srv is nil.
+// it once, before the server serves. Wrap panics if srv is nil, if an
+// option is invalid, or if the server already has client sessions.
 func Wrap(srv *server.MCPServer, opts ...Option) *Adapter {
 	if srv == nil {
 		panic("adapter.Wrap: nil *server.MCPServer")
+	}
+	if hasSessions(srv) {
+		panic("adapter.Wrap: the server already has client sessions; wrap it before it serves")
 	}
 	cfg := defaultConfig()
 	for _, o := range opts {

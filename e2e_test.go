@@ -482,3 +482,14 @@ func TestCallAndInspectContext(t *testing.T) {
 	}()
 	adapter.Wrap(server.NewMCPServer("t", "1"), adapter.WithRateLimit(10, 0))
 }
+
+func TestWrapAfterServingPanics(t *testing.T) {
+	srv := server.NewMCPServer("t", "1")
+	connect(t, srv) // a client session: the server serves
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "before it serves") {
+			t.Errorf("recovered %v, want a panic saying to wrap before serving", r)
+		}
+	}()
+	adapter.Wrap(srv)
+}
