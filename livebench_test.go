@@ -2,21 +2,23 @@ package adapter
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// The fan-out benchmark: 10,000 subscriptions over 1,000 distinct argument
-// sets (10 spellings or sessions each), spread over sessions of at most 64
-// subscriptions, and one Changed that affects all of them.
+// A registry with 10,000 subscriptions over 1,000 distinct argument sets
+// (10 spellings or sessions each), spread over sessions of at most 64
+// subscriptions, for TestLiveHeapPerSubscription, and the micro-benchmarks
+// of one re-run and of the digest. The fan-out benchmarks through real
+// mcp-go clients are in package bench (bench/live_test.go).
 
 const (
 	benchQueries = 1000
@@ -143,70 +145,6 @@ func (b *benchSetup) close() {
 	}
 }
 
-// BenchmarkLiveFanout measures one Changed that affects all 1,000 queries
-// behind 10,000 subscriptions, until every re-run ran and every
-// notification was handed to its session; next to it, calling the same
-// 1,000 commands directly, and the ratio of the two.
-func BenchmarkLiveFanout(b *testing.B) {
-	for _, rows := range []int{1, 20} {
-		for _, changed := range []bool{true, false} {
-			b.Run(fmt.Sprintf("rows=%d/changed=%v", rows, changed), func(b *testing.B) {
-				benchFanout(b, rows, changed)
-			})
-		}
-	}
-}
-
-func benchFanout(b *testing.B, rows int, changed bool) {
-	s := newBenchSetup(b, rows)
-	defer s.close()
-	ctx := context.Background()
-
-	direct := func() {
-		for c := 1; c <= benchQueries; c++ {
-			if _, err := s.st.list(ctx, benchArgs{Customer: c}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	// The direct cost, measured the same way, before and outside b.Loop.
-	const directRounds = 20
-	start := time.Now()
-	for range directRounds {
-		direct()
-	}
-	directCost := time.Since(start) / directRounds
-
-	before := s.a.LiveStats()
-	var loops int
-	start = time.Now()
-	for b.Loop() {
-		loops++
-		if changed {
-			s.st.bump()
-		}
-		s.a.Changed("orders")
-		if err := s.a.WaitIdle(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
-	elapsed := time.Since(start)
-	after := s.a.LiveStats()
-	if runs := after.Reruns - before.Reruns; runs != uint64(loops*benchQueries) {
-		b.Fatalf("%d re-runs for %d changes, want %d each", runs, loops, benchQueries)
-	}
-	wantNotes := uint64(0)
-	if changed {
-		wantNotes = uint64(loops * benchQueries * benchPerURI)
-	}
-	if notes := after.Notified - before.Notified; notes != wantNotes {
-		b.Fatalf("%d notifications, want %d", notes, wantNotes)
-	}
-	perChange := elapsed / time.Duration(loops)
-	b.ReportMetric(float64(directCost.Microseconds()), "direct-µs")
-	b.ReportMetric(float64(perChange)/float64(directCost), "x-direct")
-}
-
 // TestLiveHeapPerSubscription measures the heap the registry holds for
 // 10,000 subscriptions over 1,000 queries, beyond the URI strings: it must
 // stay under 1 KiB per subscription.
@@ -277,6 +215,36 @@ func BenchmarkLiveRerun(b *testing.B) {
 		b.Run(fmt.Sprintf("rows=%d/direct", rows), func(b *testing.B) {
 			for b.Loop() {
 				_, _ = st.list(context.Background(), benchArgs{Customer: 7})
+			}
+		})
+	}
+}
+
+// BenchmarkDigest is the digest of a re-run's result (livedigest.go) beside
+// what it replaced, encoding the result as JSON.
+func BenchmarkDigest(b *testing.B) {
+	for _, rows := range []int{1, 20} {
+		st := newBenchStore(rows)
+		page, err := st.list(context.Background(), benchArgs{Customer: 7})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var result any = page
+		ds := newDigests()
+		b.Run(fmt.Sprintf("rows=%d/walk", rows), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ds.ofResult(result); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("rows=%d/json", rows), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := json.Marshal(result); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

@@ -52,7 +52,6 @@ func (r *liveRegistry) enqueueLocked(sb *sub) {
 		c.queue, c.head = c.queue[:n], 0
 	}
 	c.queue = append(c.queue, sb)
-	r.pending.Add(1)
 	start := !c.delivering
 	c.delivering = true
 	c.mu.Unlock()
@@ -76,7 +75,6 @@ func (r *liveRegistry) dequeueLocked(sb *sub) {
 	}
 	c.resetIfEmptyLocked()
 	sb.pending = false
-	r.pending.Add(-1)
 }
 
 // resetIfEmptyLocked rewinds an emptied outbox, keeping its array for the
@@ -90,8 +88,11 @@ func (c *conn) resetIfEmptyLocked() {
 // deliver is the delivery goroutine of c: it empties c's outbox into its
 // session, oldest first, and exits when the outbox is empty.
 func (r *liveRegistry) deliver(c *conn) {
+	var sent uint64 // handed over since c.mu was last held
 	for {
 		c.mu.Lock()
+		c.notified += sent
+		sent = 0
 		var sb *sub
 		if c.head < len(c.queue) {
 			sb = c.queue[c.head]
@@ -99,7 +100,6 @@ func (r *liveRegistry) deliver(c *conn) {
 			c.head++
 			c.resetIfEmptyLocked()
 			sb.pending = false
-			r.pending.Add(-1)
 		}
 		c.mu.Unlock()
 
@@ -122,30 +122,32 @@ func (r *liveRegistry) deliver(c *conn) {
 			return
 		}
 		if send(c, sb.notification(), sb.st.done) {
-			r.notified.Add(1)
+			sent++
 		}
 	}
 }
 
 // notification is the notifications/resources/updated of sb. Its maps are
-// made at the first delivery and reused: only the delivery goroutine of
-// sb's connection touches them, and transports only read them.
+// made at the first delivery and reused, the _meta by every subscription of
+// sb's stream: only the delivery goroutine of sb's connection touches them,
+// and transports only read them.
 func (sb *sub) notification() mcp.JSONRPCNotification {
 	if sb.fields == nil {
 		sb.fields = map[string]any{"uri": sb.uri}
-		if id := sb.st.id; id != nil {
-			// On a listen stream the notification carries the stream's
-			// subscription id: Streamable HTTP tags what it sends on the
-			// stream itself, stdio and in-process sessions do not, and the
-			// client needs it on every transport.
-			sb.meta = map[string]any{mcp.MetaKeySubscriptionID: id}
-		}
+	}
+	st := sb.st
+	if id := st.id; id != nil && st.meta == nil {
+		// On a listen stream the notification carries the stream's
+		// subscription id: Streamable HTTP tags what it sends on the
+		// stream itself, stdio and in-process sessions do not, and the
+		// client needs it on every transport.
+		st.meta = map[string]any{mcp.MetaKeySubscriptionID: id}
 	}
 	return mcp.JSONRPCNotification{
 		JSONRPC: mcp.JSONRPC_VERSION,
 		Notification: mcp.Notification{
 			Method: mcp.MethodNotificationResourceUpdated,
-			Params: mcp.NotificationParams{Meta: sb.meta, AdditionalFields: sb.fields},
+			Params: mcp.NotificationParams{Meta: st.meta, AdditionalFields: sb.fields},
 		},
 	}
 }

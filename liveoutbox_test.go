@@ -41,7 +41,7 @@ func TestLiveSlowClient(t *testing.T) {
 			st.set(id, fmt.Sprint(w))
 			a.Changed(fmt.Sprintf("items/%d", id))
 			err := a.live.waitFor(ctx, func() bool {
-				maxPending = max(maxPending, int(a.live.pending.Load()))
+				maxPending = max(maxPending, a.live.statsLocked().Pending)
 				return a.live.statsLocked().Running == 0
 			})
 			if err != nil {

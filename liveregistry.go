@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -66,9 +65,10 @@ type liveRegistry struct {
 	// (WaitIdle) make it.
 	wake chan struct{}
 
-	// Counted by delivery goroutines, which do not take mu.
-	pending  atomic.Int64 // notifications queued in outboxes
-	notified atomic.Uint64
+	// notifiedGone counts the notifications handed to the sessions of
+	// conns no longer held. Each conn counts its own (conn.notified), so
+	// that delivery goroutines on different cores share no counter.
+	notifiedGone uint64
 }
 
 // queryKey identifies a query: a command and its canonical JSON arguments.

@@ -73,8 +73,9 @@ type LiveStats struct {
 }
 
 // LiveStats reports the state of the live registry: how many subscriptions,
-// queries and sessions it holds, and how much work is pending. It is cheap:
-// tests and monitoring use it to check bounds.
+// queries and sessions it holds, and how much work is pending. It is cheap,
+// visiting each session that holds subscriptions once: tests and monitoring
+// use it to check bounds.
 func (a *Adapter) LiveStats() LiveStats {
 	a.live.mu.Lock()
 	defer a.live.mu.Unlock()
@@ -82,19 +83,29 @@ func (a *Adapter) LiveStats() LiveStats {
 }
 
 func (r *liveRegistry) statsLocked() LiveStats {
+	pending, notified := 0, r.notifiedGone
+	for _, c := range r.conns {
+		c.mu.Lock()
+		pending += len(c.queue) - c.head
+		notified += c.notified
+		c.mu.Unlock()
+	}
 	return LiveStats{
 		Subscriptions: r.subs,
 		Queries:       len(r.queries),
 		Sessions:      len(r.conns),
-		Pending:       int(r.pending.Load()),
+		Pending:       pending,
 		Delivering:    r.deliverers,
 		Running:       len(r.runq) + r.inflight,
 		Reruns:        r.reruns,
-		Notified:      r.notified.Load(),
+		Notified:      notified,
 	}
 }
 
-// idleLocked reports whether no goroutine of the registry is at work.
+// idleLocked reports whether no goroutine of the registry is at work. An
+// outbox that is not empty always has its delivery goroutine (enqueueLocked
+// starts it, and it leaves only with the outbox empty, both under r.mu), so
+// no deliverers means no notification pending.
 func (r *liveRegistry) idleLocked() bool {
-	return r.workers == 0 && r.deliverers == 0 && len(r.runq) == 0 && r.pending.Load() == 0
+	return r.workers == 0 && r.deliverers == 0 && len(r.runq) == 0
 }

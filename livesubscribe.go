@@ -42,12 +42,14 @@ type conn struct {
 	// n counts the subscriptions held and those being made, for the cap.
 	n int
 
-	// mu guards the outbox: queue, delivering, and sub.pending of the
-	// conn's subscriptions. Lock order: the registry's mutex, then this.
+	// mu guards the outbox: queue, delivering, notified, and sub.pending
+	// of the conn's subscriptions. Lock order: the registry's mutex, then
+	// this.
 	mu         sync.Mutex
 	queue      []*sub // subscriptions with a notification pending, from head
 	head       int
-	delivering bool // a delivery goroutine is running
+	delivering bool   // a delivery goroutine is running
+	notified   uint64 // notifications handed to the session
 }
 
 type stream struct {
@@ -63,6 +65,9 @@ type stream struct {
 	subs  map[string]*sub // by URI as sent
 	stop  func() bool     // unregisters the context.AfterFunc that ends it
 	ended bool
+	// meta is the _meta of its subscriptions' notifications, made at the
+	// first delivery and shared by them (see sub.notification).
+	meta map[string]any
 }
 
 type sub struct {
@@ -72,9 +77,9 @@ type sub struct {
 	qi      int  // index in q.subs
 	pending bool // in its conn's outbox (guarded by conn.mu)
 	gone    bool
-	// fields and meta are the params of its notification, made at the
-	// first delivery (see sub.notification).
-	fields, meta map[string]any
+	// fields are the params of its notification, made at the first
+	// delivery (see sub.notification).
+	fields map[string]any
 }
 
 // connLocked returns the conn of session, making it when there is none.
@@ -91,12 +96,13 @@ func (r *liveRegistry) connLocked(session server.ClientSession) *conn {
 // stream and no delivery under way.
 func (r *liveRegistry) maybeDropConnLocked(c *conn) {
 	c.mu.Lock()
-	delivering := c.delivering
+	delivering, notified := c.delivering, c.notified
 	c.mu.Unlock()
 	if c.n > 0 || len(c.streams) > 0 || delivering || r.conns[c.session] != c {
 		return
 	}
 	delete(r.conns, c.session)
+	r.notifiedGone += notified
 	if c.legacy != nil {
 		c.legacy.ended = true
 		c.legacy = nil

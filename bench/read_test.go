@@ -1,0 +1,138 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcplive/adapter"
+)
+
+type showArgs struct {
+	ID int64 `json:"id"`
+}
+
+type item struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+// show is the trivial command every read benchmark runs: the cost left is
+// the path's own.
+func show(_ context.Context, args showArgs) (item, error) {
+	return item{ID: args.ID, Name: "Ada Lovelace"}, nil
+}
+
+func connect(b *testing.B, srv *server.MCPServer) *client.Client {
+	b.Helper()
+	c, err := client.NewInProcessClient(srv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	if err := c.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	init := mcp.InitializeRequest{}
+	init.Params.ClientInfo = mcp.Implementation{Name: "bench", Version: "1"}
+	if _, err := c.Initialize(context.Background(), init); err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// adapterServer declares n live commands: items_show and n-1 others.
+func adapterServer(n int) *server.MCPServer {
+	srv := server.NewMCPServer("bench", "1")
+	a := adapter.Wrap(srv)
+	adapter.Live(a, "items_show", "One item.", show)
+	for i := 1; i < n; i++ {
+		adapter.Live(a, "items_show_"+strconv.Itoa(i), "Another.", show)
+	}
+	return srv
+}
+
+// nativeServer serves the same reads with plain mcp-go templates whose
+// handler does the command's work from Params.Arguments: mcp-go's own,
+// lenient path.
+func nativeServer(n int) *server.MCPServer {
+	srv := server.NewMCPServer("bench", "1", server.WithResourceCapabilities(true, false))
+	handler := func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		raw := fmt.Sprint(firstOf(req.Params.Arguments["id"]))
+		id, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		res, err := show(ctx, showArgs{ID: id})
+		if err != nil {
+			return nil, err
+		}
+		text, err := jsonText(res)
+		if err != nil {
+			return nil, err
+		}
+		return []mcp.ResourceContents{mcp.TextResourceContents{URI: req.Params.URI, MIMEType: "application/json", Text: text}}, nil
+	}
+	srv.AddResourceTemplate(mcp.NewResourceTemplate("app://items_show/{id}", "items_show"), handler)
+	for i := 1; i < n; i++ {
+		name := "items_show_" + strconv.Itoa(i)
+		srv.AddResourceTemplate(mcp.NewResourceTemplate("app://"+name+"/{id}", name), handler)
+	}
+	return srv
+}
+
+// firstOf unwraps mcp-go's matched values, which come as []string.
+func firstOf(v any) any {
+	if s, ok := v.([]string); ok && len(s) > 0 {
+		return s[0]
+	}
+	return v
+}
+
+func benchRead(b *testing.B, srv *server.MCPServer) {
+	c := connect(b, srv)
+	ctx := context.Background()
+	uris := make([]string, 64)
+	for i := range uris {
+		uris[i] = "app://items_show/" + strconv.Itoa(i+1)
+	}
+	req := mcp.ReadResourceRequest{}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		req.Params.URI = uris[i%len(uris)]
+		res, err := c.ReadResource(ctx, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Contents) != 1 {
+			b.Fatalf("%d contents", len(res.Contents))
+		}
+	}
+}
+
+func BenchmarkReadAdapter(b *testing.B)        { benchRead(b, adapterServer(1)) }
+func BenchmarkReadNativeTemplate(b *testing.B) { benchRead(b, nativeServer(1)) }
+func BenchmarkReadAdapter1000(b *testing.B)    { benchRead(b, adapterServer(1000)) }
+func BenchmarkReadNative1000(b *testing.B)     { benchRead(b, nativeServer(1000)) }
+
+func BenchmarkToolCall(b *testing.B) {
+	c := connect(b, adapterServer(1))
+	ctx := context.Background()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "items_show"
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		req.Params.Arguments = map[string]any{"id": i%64 + 1}
+		res, err := c.CallTool(ctx, req)
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+}
