@@ -64,11 +64,15 @@ func (a *Adapter) HTTPHandler(next http.Handler) http.Handler {
 			ctx = middleware.ContextWithRemoteAddr(ctx, r.RemoteAddr)
 		}
 		ctx, box := withErrorBox(ctx)
-		r = r.WithContext(ctx)
-		if r.Method != http.MethodPost {
-			// Only a POST is answered with responses to the client's
-			// requests; a GET stream carries notifications and requests
-			// of the server's.
+		r = r.WithContext(withHTTPEdge(ctx))
+		switch r.Method {
+		case http.MethodPost:
+		case http.MethodGet:
+			// A GET stream carries notifications and the server's
+			// requests; the adapter delivers its own on it (httpstream.go).
+			a.serveGet(w, r, next)
+			return
+		default:
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -121,7 +121,7 @@ func (a *Adapter) subscribeHook(ctx context.Context, id any, message any) error 
 	uri := m.Params.URI
 	var err *rpcError
 	if rs := a.resolve(ctx, uri); rs != nil {
-		err = a.live.subscribe(ctx, rs, a.live.openLegacy(sessionFrom(ctx)))
+		err = a.live.subscribe(ctx, rs, a.live.openLegacy(ctx, sessionFrom(ctx)))
 	} else if foreign := (foreignURIs{a: a}); !foreign.has(uri) {
 		err = notFound(ctx, uri, "")
 	}

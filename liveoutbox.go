@@ -29,9 +29,10 @@ import (
 // exits as soon as the outbox is empty.
 
 // enqueueLocked queues a notification for sb unless one is pending, and
-// starts its connection's delivery goroutine when none runs. r.mu is held;
-// the outbox itself is guarded by its conn's own mutex, so that delivery
-// never waits for the registry.
+// starts its connection's delivery goroutine when none runs and the
+// connection has somewhere to deliver. r.mu is held; the outbox itself is
+// guarded by its conn's own mutex, so that delivery never waits for the
+// registry.
 func (r *liveRegistry) enqueueLocked(sb *sub) {
 	if sb.gone {
 		return
@@ -42,6 +43,18 @@ func (r *liveRegistry) enqueueLocked(sb *sub) {
 		c.mu.Unlock()
 		return
 	}
+	c.pushLocked(sb)
+	start := !c.delivering && r.canDeliver(c)
+	c.delivering = c.delivering || start
+	c.mu.Unlock()
+	if start {
+		r.deliverers++
+		go r.deliver(c)
+	}
+}
+
+// pushLocked appends sb to c's outbox. c.mu is held.
+func (c *conn) pushLocked(sb *sub) {
 	sb.pending = true
 	if c.head > 0 && len(c.queue) == cap(c.queue) {
 		// Slide the pending entries to the front rather than grow: the
@@ -52,13 +65,40 @@ func (r *liveRegistry) enqueueLocked(sb *sub) {
 		c.queue, c.head = c.queue[:n], 0
 	}
 	c.queue = append(c.queue, sb)
-	start := !c.delivering
-	c.delivering = true
+}
+
+// canDeliver reports whether c has somewhere to deliver to now: its
+// session's channel, or for a conn served on GET streams, an open one.
+func (r *liveRegistry) canDeliver(c *conn) bool {
+	return c.streamID == "" || r.gets.newest(c.streamID) != nil
+}
+
+// attachStream makes gs, a GET stream that mcp-go just opened, a place to
+// deliver to, and starts the delivery of what waited for one.
+func (r *liveRegistry) attachStream(gs *getStream) {
+	r.gets.add(gs)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.streamConns[gs.sessionID]
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	start := !c.delivering && c.head < len(c.queue)
+	c.delivering = c.delivering || start
 	c.mu.Unlock()
 	if start {
 		r.deliverers++
 		go r.deliver(c)
 	}
+}
+
+// detachStream forgets a GET stream whose handler returned.
+func (r *liveRegistry) detachStream(gs *getStream) {
+	r.gets.remove(gs)
+	r.mu.Lock()
+	r.signalLocked()
+	r.mu.Unlock()
 }
 
 // dequeueLocked takes the pending notification of sb, if any, out of its
@@ -86,7 +126,8 @@ func (c *conn) resetIfEmptyLocked() {
 }
 
 // deliver is the delivery goroutine of c: it empties c's outbox into its
-// session, oldest first, and exits when the outbox is empty.
+// session, oldest first, and exits when the outbox is empty, or when c is
+// served on GET streams and none is open (the next to open restarts it).
 func (r *liveRegistry) deliver(c *conn) {
 	var sent uint64 // handed over since c.mu was last held
 	for {
@@ -94,7 +135,7 @@ func (r *liveRegistry) deliver(c *conn) {
 		c.notified += sent
 		sent = 0
 		var sb *sub
-		if c.head < len(c.queue) {
+		if c.head < len(c.queue) && r.canDeliver(c) {
 			sb = c.queue[c.head]
 			c.queue[c.head] = nil
 			c.head++
@@ -105,10 +146,11 @@ func (r *liveRegistry) deliver(c *conn) {
 
 		if sb == nil {
 			// Leave under the registry's lock, unless a notification
-			// arrived meanwhile: its enqueue saw this goroutine running.
+			// arrived (its enqueue saw this goroutine running) or a stream
+			// opened meanwhile (attachStream, too).
 			r.mu.Lock()
 			c.mu.Lock()
-			if c.head < len(c.queue) {
+			if c.head < len(c.queue) && r.canDeliver(c) {
 				c.mu.Unlock()
 				r.mu.Unlock()
 				continue
@@ -121,10 +163,43 @@ func (r *liveRegistry) deliver(c *conn) {
 			r.mu.Unlock()
 			return
 		}
+		if c.streamID != "" {
+			if r.writeToStream(c, sb) {
+				sent++
+			}
+			continue
+		}
 		if send(c, sb.notification(), sb.st.done) {
 			sent++
 		}
 	}
+}
+
+// writeToStream writes sb's notification into the newest GET stream of its
+// session. When that fails, the stream is forgotten and the notification
+// goes back into the outbox, for the next stream.
+func (r *liveRegistry) writeToStream(c *conn, sb *sub) bool {
+	gs := r.gets.newest(c.streamID)
+	if gs != nil {
+		msg, err := marshalNotification(sb.notification())
+		if err != nil {
+			// Nothing a retry would change; no client could read it.
+			r.a.logger.Error("adapter: encoding a notification failed", "uri", sb.uri, "error", err)
+			return false
+		}
+		if gs.writeEvent(msg) == nil {
+			return true
+		}
+		r.gets.remove(gs)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !sb.gone && !sb.pending {
+		c.pushLocked(sb)
+	}
+	return false
 }
 
 // notification is the notifications/resources/updated of sb. Its maps are

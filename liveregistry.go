@@ -51,6 +51,10 @@ type liveRegistry struct {
 	conns      map[server.ClientSession]*conn
 	registered map[server.ClientSession]struct{}
 	listens    map[*mcp.SubscriptionsListenRequest]*stream
+	// streamConns are the conns delivered to on GET streams, by session
+	// ID, and gets the open GET streams (httpstream.go).
+	streamConns map[string]*conn
+	gets        getStreams
 
 	runq       []*query // queries waiting for a worker, oldest first
 	workers    int      // worker goroutines alive
@@ -123,14 +127,15 @@ const publishTimeout = 2 * time.Second
 
 func newLiveRegistry(a *Adapter) *liveRegistry {
 	return &liveRegistry{
-		a:          a,
-		maxRuns:    4 * runtime.GOMAXPROCS(0),
-		digests:    newDigests(),
-		queries:    make(map[queryKey]*query),
-		index:      newReadIndex(),
-		conns:      make(map[server.ClientSession]*conn),
-		registered: make(map[server.ClientSession]struct{}),
-		listens:    make(map[*mcp.SubscriptionsListenRequest]*stream),
+		a:           a,
+		maxRuns:     4 * runtime.GOMAXPROCS(0),
+		digests:     newDigests(),
+		queries:     make(map[queryKey]*query),
+		index:       newReadIndex(),
+		conns:       make(map[server.ClientSession]*conn),
+		registered:  make(map[server.ClientSession]struct{}),
+		listens:     make(map[*mcp.SubscriptionsListenRequest]*stream),
+		streamConns: make(map[string]*conn),
 	}
 }
 

@@ -41,6 +41,10 @@ type conn struct {
 	legacy  *stream              // resources/subscribe, made on first use
 	// n counts the subscriptions held and those being made, for the cap.
 	n int
+	// streamID, when not "", is the ID of a legacy Streamable HTTP session
+	// served through HTTPHandler: its notifications go to the session's GET
+	// stream (httpstream.go), not to its channel.
+	streamID string
 
 	// mu guards the outbox: queue, delivering, notified, and sub.pending
 	// of the conn's subscriptions. Lock order: the registry's mutex, then
@@ -102,6 +106,9 @@ func (r *liveRegistry) maybeDropConnLocked(c *conn) {
 		return
 	}
 	delete(r.conns, c.session)
+	if c.streamID != "" && r.streamConns[c.streamID] == c {
+		delete(r.streamConns, c.streamID)
+	}
 	r.notifiedGone += notified
 	if c.legacy != nil {
 		c.legacy.ended = true
@@ -314,8 +321,11 @@ func (r *liveRegistry) endStreamLocked(s *stream) {
 // openLegacy is the open function of resources/subscribe: the legacy
 // stream of the request's session. Only a registered session can hold one,
 // since only its unregistration would free it: an ephemeral session (legacy
-// Streamable HTTP without sessions) is refused.
-func (r *liveRegistry) openLegacy(session server.ClientSession) func() (*stream, *rpcError) {
+// Streamable HTTP without sessions) is refused. A Streamable HTTP session
+// subscribing through HTTPHandler (ctx says) is delivered to on its GET
+// stream.
+func (r *liveRegistry) openLegacy(ctx context.Context, session server.ClientSession) func() (*stream, *rpcError) {
+	viaEdge := viaHTTPEdge(ctx)
 	return func() (*stream, *rpcError) {
 		if _, ok := r.registered[session]; !ok || session == nil {
 			return nil, &rpcError{
@@ -326,6 +336,10 @@ func (r *liveRegistry) openLegacy(session server.ClientSession) func() (*stream,
 		c := r.connLocked(session)
 		if c.legacy == nil {
 			c.legacy = &stream{c: c, subs: make(map[string]*sub)}
+		}
+		if _, isHTTP := session.(server.SessionWithStreamableHTTPConfig); viaEdge && isHTTP && c.streamID == "" && session.SessionID() != "" {
+			c.streamID = session.SessionID()
+			r.streamConns[c.streamID] = c
 		}
 		return c.legacy, nil
 	}

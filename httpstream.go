@@ -1,0 +1,250 @@
+package adapter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"mime"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Delivery on the legacy GET stream.
+//
+// Before 2026-07-28, a Streamable HTTP client hears the server's
+// notifications on a GET stream it keeps open, and mcp-go's session hands
+// them to it through one channel. But mcp-go also starts, for every POST on
+// the session, a forwarder that takes notifications off that same channel
+// to write them into the POST's response, and a forwarder drops what it
+// took once its POST has been answered (mcp-go v1.2.1,
+// streamable_http.go, the forwarder's done case, and when the response
+// cannot stream). A client that POSTs while it is notified, re-reading
+// what it was told changed, loses notifications: the final change of a
+// URI may never be announced.
+//
+// So through HTTPHandler the adapter does not use the channel for the
+// legacy sessions it serves. It writes notifications/resources/updated into
+// the session's GET stream itself: HTTPHandler wraps the writer of every
+// legacy GET in a getStream, which takes the adapter's events and mcp-go's
+// in turn, each whole, and the live registry delivers to the newest open
+// stream of the session. A write that fails leaves the notification
+// pending for the next stream the client opens; while the session has no
+// stream, notifications wait, one per subscription at most, as they would
+// for a slow client. This is the stream the transport specifies for
+// messages unrelated to a request, and every client that subscribes keeps
+// one open.
+
+// getStream is the http.ResponseWriter HTTPHandler hands mcp-go for a
+// legacy GET, and the registry's way to write into the stream.
+type getStream struct {
+	sessionID string
+	w         http.ResponseWriter
+	f         http.Flusher
+	// onOpen tells the live registry that the stream can take events.
+	onOpen func(*getStream)
+
+	mu   sync.Mutex
+	cond sync.Cond // signalled when an event ends or the stream closes
+	// open: mcp-go answered with an event stream, and the handler has not
+	// returned. The writer is usable only then.
+	open   bool
+	closed bool // the handler returned, or a write failed
+	// midEvent: mcp-go wrote part of an event and not yet its end; the
+	// adapter's events wait for it, so that the two never interleave.
+	midEvent bool
+	tail     [2]byte // the last two bytes mcp-go wrote
+}
+
+func newGetStream(w http.ResponseWriter, f http.Flusher, sessionID string, onOpen func(*getStream)) *getStream {
+	gs := &getStream{sessionID: sessionID, w: w, f: f, onOpen: onOpen}
+	gs.cond.L = &gs.mu
+	return gs
+}
+
+// flushingGetStream is a getStream over a writer that can flush: mcp-go
+// serves a GET stream only through an http.Flusher.
+type flushingGetStream struct{ *getStream }
+
+func (gs flushingGetStream) Flush() {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	if !gs.closed {
+		gs.f.Flush()
+	}
+}
+
+func (gs *getStream) Header() http.Header { return gs.w.Header() }
+
+// Unwrap returns the server's writer, for http.ResponseController.
+func (gs *getStream) Unwrap() http.ResponseWriter { return gs.w }
+
+// WriteHeader opens the stream to the adapter's events when mcp-go answers
+// the GET with an event stream.
+func (gs *getStream) WriteHeader(code int) {
+	gs.mu.Lock()
+	mediaType, _, _ := mime.ParseMediaType(gs.w.Header().Get("Content-Type"))
+	opened := code == http.StatusOK && mediaType == "text/event-stream" && !gs.open && !gs.closed
+	gs.open = gs.open || opened
+	gs.w.WriteHeader(code)
+	gs.mu.Unlock()
+	if opened {
+		gs.onOpen(gs)
+	}
+}
+
+// Write passes mcp-go's bytes on and notes whether they end an event.
+func (gs *getStream) Write(p []byte) (int, error) {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	n, err := gs.w.Write(p)
+	if n > 0 {
+		gs.noteWritten(p[:n])
+	}
+	if err != nil {
+		gs.closeLocked()
+	}
+	return n, err
+}
+
+// noteWritten updates midEvent: an event ends with a blank line.
+func (gs *getStream) noteWritten(p []byte) {
+	if len(p) >= 2 {
+		gs.tail = [2]byte{p[len(p)-2], p[len(p)-1]}
+	} else {
+		gs.tail = [2]byte{gs.tail[1], p[0]}
+	}
+	gs.midEvent = gs.tail != [2]byte{'\n', '\n'}
+	if !gs.midEvent {
+		gs.cond.Broadcast()
+	}
+}
+
+func (gs *getStream) closeLocked() {
+	gs.closed = true
+	gs.cond.Broadcast()
+}
+
+var errStreamClosed = errors.New("the GET stream has closed")
+
+// writeEvent writes msg as one event of the stream and flushes it, after
+// any event mcp-go is in the middle of writing. It fails, and the stream
+// closes for good, when the stream has ended or the write fails.
+func (gs *getStream) writeEvent(msg []byte) error {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	for gs.midEvent && !gs.closed {
+		gs.cond.Wait()
+	}
+	if gs.closed || !gs.open {
+		return errStreamClosed
+	}
+	ev := make([]byte, 0, len(msg)+32)
+	ev = append(ev, "event: message\ndata: "...)
+	ev = append(ev, msg...)
+	ev = append(ev, "\n\n"...)
+	// A client that stops reading would block the write, and with it the
+	// handler's return (finish waits for the lock), for as long as the
+	// connection lasts. A deadline bounds it; the notification then waits
+	// for the client's next stream. Servers that cannot set one still work.
+	rc := http.NewResponseController(gs.w)
+	_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	err := writeAll(gs.w, ev)
+	if err == nil {
+		err = rc.Flush()
+	}
+	_ = rc.SetWriteDeadline(time.Time{})
+	if err != nil {
+		gs.closeLocked()
+	}
+	return err
+}
+
+// streamWriteTimeout bounds one event written into a GET stream.
+const streamWriteTimeout = 30 * time.Second
+
+// finish closes the stream when the handler returns: its writer is no
+// longer the adapter's to use.
+func (gs *getStream) finish() {
+	gs.mu.Lock()
+	gs.closeLocked()
+	gs.mu.Unlock()
+}
+
+// serveGet serves a legacy GET through next with its writer wrapped, so
+// that the registry can deliver on the stream once mcp-go opens it.
+func (a *Adapter) serveGet(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	id := r.Header.Get(server.HeaderKeySessionID)
+	f, canFlush := w.(http.Flusher)
+	if id == "" || !canFlush || mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+		// No session to deliver to, no stream mcp-go would serve, or a
+		// client of the era without GET streams (mcp-go answers 405).
+		next.ServeHTTP(w, r)
+		return
+	}
+	gs := newGetStream(w, f, id, a.live.attachStream)
+	next.ServeHTTP(flushingGetStream{gs}, r)
+	gs.finish()
+	a.live.detachStream(gs)
+}
+
+// marshalNotification encodes n as the data of an event.
+func marshalNotification(n mcp.JSONRPCNotification) ([]byte, error) {
+	return json.Marshal(n)
+}
+
+// httpEdgeKey marks the context of a request served through HTTPHandler,
+// whose legacy subscriptions are delivered on the session's GET stream.
+type httpEdgeKey struct{}
+
+func withHTTPEdge(ctx context.Context) context.Context {
+	return context.WithValue(ctx, httpEdgeKey{}, true)
+}
+
+func viaHTTPEdge(ctx context.Context) bool {
+	v, _ := ctx.Value(httpEdgeKey{}).(bool)
+	return v
+}
+
+// getStreams are the open GET streams of the sessions that HTTPHandler
+// serves, by session ID. A client may open several; the newest is used.
+type getStreams struct {
+	mu sync.Mutex
+	m  map[string][]*getStream
+}
+
+func (s *getStreams) add(gs *getStream) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = make(map[string][]*getStream)
+	}
+	s.m[gs.sessionID] = append(s.m[gs.sessionID], gs)
+}
+
+func (s *getStreams) remove(gs *getStream) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := slices.DeleteFunc(s.m[gs.sessionID], func(x *getStream) bool { return x == gs })
+	if len(list) == 0 {
+		delete(s.m, gs.sessionID)
+		return
+	}
+	s.m[gs.sessionID] = list
+}
+
+// newest returns the stream of session id opened last, nil when none is
+// open.
+func (s *getStreams) newest(id string) *getStream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := s.m[id]
+	if len(list) == 0 {
+		return nil
+	}
+	return list[len(list)-1]
+}
