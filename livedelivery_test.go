@@ -184,12 +184,18 @@ func TestDeliveryWaitsForAGetStream(t *testing.T) {
 	s := newRawSession(t, hs.URL)
 	s.call("resources/subscribe", map[string]any{"uri": "app://items_show/1"})
 
-	// No stream yet: the notification waits in the outbox.
+	// No stream yet: the notification waits in the outbox, and the
+	// adapter is not idle while it does.
 	st.set(1, "v2")
 	a.Changed("items/1")
-	waitIdle(t, a)
+	waitParked(t, a)
 	if got := a.LiveStats(); got.Pending != 1 || got.Notified != 0 {
 		t.Fatalf("without a GET stream: %+v, want 1 pending and none handed", got)
+	}
+	idleCtx, cancelIdle := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancelIdle()
+	if err := a.WaitIdle(idleCtx); err == nil {
+		t.Fatal("WaitIdle returned while a notification waited for a stream")
 	}
 
 	g1 := s.openStream()
@@ -210,7 +216,7 @@ func TestDeliveryWaitsForAGetStream(t *testing.T) {
 	}
 	st.set(1, "v3")
 	a.Changed("items/1")
-	waitIdle(t, a)
+	waitParked(t, a)
 	if got := a.LiveStats(); got.Pending != 1 {
 		t.Fatalf("between streams: %+v, want 1 pending", got)
 	}
@@ -242,4 +248,16 @@ func TestPlainStreamableHTTPStillDelivers(t *testing.T) {
 	g.close()
 	s.delete()
 	waitEmpty(t, a)
+}
+
+// waitParked waits until the re-runs are done and nothing is being
+// delivered: what is pending then waits for a stream.
+func waitParked(t *testing.T, a *Adapter) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r := a.live
+	if err := r.waitFor(ctx, func() bool { return r.workers == 0 && r.deliverers == 0 && len(r.runq) == 0 }); err != nil {
+		t.Fatalf("re-runs or deliveries still under way: %+v", a.LiveStats())
+	}
 }

@@ -38,9 +38,11 @@ func (r *liveRegistry) waitFor(ctx context.Context, done func() bool) error {
 //
 // It is meant for tests, and for an orderly shutdown: after a write and its
 // Changed call, WaitIdle returns once every affected query has re-run and
-// every resulting notification has been handed to its session. A client
-// that stops reading its notifications can keep the adapter busy until its
-// session ends, so give ctx a deadline.
+// every resulting notification has been handed to its session (through
+// HTTPHandler, to a legacy session's GET stream). A client that stops
+// reading its notifications, or a legacy HTTP client that has no GET
+// stream open, can keep the adapter busy until its session ends, so give
+// ctx a deadline.
 func (a *Adapter) WaitIdle(ctx context.Context) error {
 	return a.live.waitFor(ctx, a.live.idleLocked)
 }
@@ -102,10 +104,23 @@ func (r *liveRegistry) statsLocked() LiveStats {
 	}
 }
 
-// idleLocked reports whether no goroutine of the registry is at work. An
-// outbox that is not empty always has its delivery goroutine (enqueueLocked
-// starts it, and it leaves only with the outbox empty, both under r.mu), so
-// no deliverers means no notification pending.
+// idleLocked reports whether no goroutine of the registry is at work and
+// no notification waits. An outbox that is not empty has its delivery
+// goroutine (enqueueLocked starts it, and it leaves only with the outbox
+// empty, both under r.mu), except the outbox of a session served on GET
+// streams while it has none open (liveoutbox.go): those are looked at one
+// by one, and there are as many as legacy HTTP sessions subscribe.
 func (r *liveRegistry) idleLocked() bool {
-	return r.workers == 0 && r.deliverers == 0 && len(r.runq) == 0
+	if r.workers != 0 || r.deliverers != 0 || len(r.runq) != 0 {
+		return false
+	}
+	for _, c := range r.streamConns {
+		c.mu.Lock()
+		waiting := c.head < len(c.queue)
+		c.mu.Unlock()
+		if waiting {
+			return false
+		}
+	}
+	return true
 }
