@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -54,11 +55,19 @@ import (
 // server's does (mcp-go streams only then), and Unwrap, so that
 // http.ResponseController reaches the server's writer for deadlines or
 // Hijack. Bytes written to a hijacked connection bypass the rewriting.
-func (a *Adapter) HTTPHandler(next http.Handler) http.Handler {
+func (a *Adapter) HTTPHandler(next http.Handler, opts ...HTTPOption) http.Handler {
 	if next == nil {
 		panic("adapter: HTTPHandler(nil)")
 	}
+	cfg := newHTTPConfig(opts)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origin, ok := cfg.originAllowed(r); !ok {
+			writeHTTPError(w, http.StatusForbidden, &rpcError{
+				Code:    mcp.INVALID_REQUEST,
+				Message: fmt.Sprintf("origin %q is not allowed", origin),
+			})
+			return
+		}
 		ctx := r.Context()
 		if _, ok := middleware.RemoteAddrFrom(ctx); !ok && r.RemoteAddr != "" {
 			ctx = middleware.ContextWithRemoteAddr(ctx, r.RemoteAddr)
@@ -75,6 +84,20 @@ func (a *Adapter) HTTPHandler(next http.Handler) http.Handler {
 		default:
 			next.ServeHTTP(w, r)
 			return
+		}
+		body, ok := readBody(w, r, cfg.maxBody)
+		if !ok {
+			return
+		}
+		if isBatch(body) {
+			writeHTTPError(w, http.StatusBadRequest, errBatch)
+			return
+		}
+		if version := r.Header.Get(mcp.HeaderProtocolVersion); mcp.IsModernProtocol(version) {
+			if fixed := withNotificationMeta(body, version); len(fixed) != len(body) {
+				r.Body = io.NopCloser(bytes.NewReader(fixed))
+				r.ContentLength = int64(len(fixed))
+			}
 		}
 		e := &httpEdge{w: w, box: box, modern: mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))}
 		e.events.box = box

@@ -1,0 +1,319 @@
+package adapter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// guardServer serves a live server through HTTPHandler with opts, and
+// counts the sessions mcp-go registers and the runs of a write command.
+type guardServer struct {
+	url      string
+	a        *Adapter
+	sessions atomic.Int64
+	writes   atomic.Int64
+}
+
+type touchArgs struct {
+	ID int `json:"id"`
+}
+
+func newGuardServer(t *testing.T, opts ...HTTPOption) *guardServer {
+	t.Helper()
+	g := &guardServer{}
+	hooks := &server.Hooks{}
+	hooks.AddOnRegisterSession(func(context.Context, server.ClientSession) { g.sessions.Add(1) })
+	srv := server.NewMCPServer("guard", "1.0.0", server.WithHooks(hooks))
+	g.a = Wrap(srv)
+	Command(g.a, "items_touch", "A write.", func(ctx context.Context, args touchArgs) (int, error) {
+		g.writes.Add(1)
+		return args.ID, nil
+	})
+	hs := httptest.NewServer(g.a.HTTPHandler(server.NewStreamableHTTPServer(srv), opts...))
+	t.Cleanup(hs.Close)
+	g.url = hs.URL + "/mcp"
+	return g
+}
+
+// guardRequest is one raw request: method, headers and a JSON-RPC body.
+type guardRequest struct {
+	method  string
+	origin  string // "" for none
+	version string // MCP-Protocol-Version, "" for none
+	body    string
+	header  map[string]string
+}
+
+func (g *guardServer) do(t *testing.T, r guardRequest) (status int, body []byte) {
+	t.Helper()
+	var rd io.Reader
+	if r.body != "" {
+		rd = strings.NewReader(r.body)
+	}
+	req, err := http.NewRequest(r.method, g.url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if r.origin != "" {
+		req.Header.Set("Origin", r.origin)
+	}
+	if r.version != "" {
+		req.Header.Set(mcp.HeaderProtocolVersion, r.version)
+	}
+	for k, v := range r.header {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ = io.ReadAll(res.Body)
+	return res.StatusCode, body
+}
+
+const (
+	legacyInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+)
+
+// modernCall is a tools/call of items_touch on protocol 2026-07-28, with
+// the headers that era requires.
+func modernCall(origin string) guardRequest {
+	params := `{"name":"items_touch","arguments":{"id":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}`
+	h := map[string]string{}
+	for k, v := range mcp.StandardHeaders(mcp.ProtocolVersion20260728, mcp.MethodToolsCall, json.RawMessage(params)) {
+		h[k] = v
+	}
+	return guardRequest{
+		method: http.MethodPost, origin: origin, version: mcp.ProtocolVersion20260728, header: h,
+		body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":` + params + `}`,
+	}
+}
+
+// wireError decodes the JSON-RPC error of a response body.
+func wireErrorOf(t *testing.T, body []byte) *rpcError {
+	t.Helper()
+	var m struct {
+		ID    json.RawMessage `json:"id"`
+		Error *rpcError       `json:"error"`
+	}
+	if err := json.Unmarshal(body, &m); err != nil || m.Error == nil {
+		t.Fatalf("body %q is not a JSON-RPC error response", body)
+	}
+	if string(m.ID) != "null" {
+		t.Fatalf("error response id %s, want null", m.ID)
+	}
+	return m.Error
+}
+
+func TestHTTPHandlerRefusesForeignOrigins(t *testing.T) {
+	g := newGuardServer(t, WithAllowedOrigins("https://app.example.com", "null"))
+	var hostOrigin string // the server's own origin
+	{
+		u := strings.TrimSuffix(g.url, "/mcp")
+		hostOrigin = u
+	}
+	refused := []guardRequest{
+		{method: http.MethodPost, origin: "http://evil.example", body: legacyInit},
+		{method: http.MethodPost, origin: "https://app.example.com.evil.example", body: legacyInit},
+		{method: http.MethodPost, origin: "https://app.example.com:8443", body: legacyInit}, // another port is another origin
+		{method: http.MethodPost, origin: "http://app.example.com", body: legacyInit},       // another scheme too
+		{method: http.MethodGet, origin: "http://evil.example", version: mcp.ProtocolVersion20251125},
+		{method: http.MethodDelete, origin: "http://evil.example", version: mcp.ProtocolVersion20251125},
+		modernCall("http://evil.example"),
+		modernCall("http://127.0.0.1.evil.example"),
+	}
+	for _, r := range refused {
+		t.Run("refused/"+r.method+"/"+r.origin, func(t *testing.T) {
+			sessions, writes := g.sessions.Load(), g.writes.Load()
+			status, body := g.do(t, r)
+			if status != http.StatusForbidden {
+				t.Fatalf("status %d (%s), want 403", status, body)
+			}
+			e := wireErrorOf(t, body)
+			if e.Code != mcp.INVALID_REQUEST || !strings.Contains(e.Message, r.origin) {
+				t.Fatalf("error %+v: want -32600 naming the origin", e)
+			}
+			if g.sessions.Load() != sessions || g.writes.Load() != writes {
+				t.Fatal("a refused request created a session or ran a command")
+			}
+		})
+	}
+
+	allowed := []string{"", hostOrigin, "http://localhost:6274", "http://127.0.0.1:3000", "http://[::1]:5173", "https://app.example.com", "null"}
+	for _, origin := range allowed {
+		t.Run("allowed/"+origin, func(t *testing.T) {
+			status, body := g.do(t, guardRequest{method: http.MethodPost, origin: origin, body: legacyInit})
+			if status != http.StatusOK || bytes.Contains(body, []byte(`"error"`)) {
+				t.Fatalf("legacy initialize: status %d, %s", status, body)
+			}
+			writes := g.writes.Load()
+			status, body = g.do(t, modernCall(origin))
+			if status != http.StatusOK || bytes.Contains(body, []byte(`"isError":true`)) || g.writes.Load() != writes+1 {
+				t.Fatalf("modern tools/call: status %d, %s", status, body)
+			}
+		})
+	}
+}
+
+func TestHTTPOptionsPanicOnBadInput(t *testing.T) {
+	a := Wrap(server.NewMCPServer("t", "1"))
+	for _, opt := range []HTTPOption{
+		WithAllowedOrigins("https://app.example.com/"),
+		WithAllowedOrigins("app.example.com"),
+		WithAllowedOrigins("https://app.example.com/path"),
+		WithMaxBodyBytes(0),
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("no panic")
+				}
+			}()
+			a.HTTPHandler(http.NotFoundHandler(), opt)
+		}()
+	}
+}
+
+func TestHTTPHandlerCapsTheBody(t *testing.T) {
+	g := newGuardServer(t, WithMaxBodyBytes(1024))
+	pad := strings.Repeat(" ", 2048)
+	for _, chunked := range []bool{false, true} {
+		t.Run(fmt.Sprintf("chunked=%v", chunked), func(t *testing.T) {
+			body := legacyInit + pad
+			var rd io.Reader = strings.NewReader(body)
+			if chunked {
+				rd = io.MultiReader(rd) // hides the length: no Content-Length
+			}
+			req, _ := http.NewRequest(http.MethodPost, g.url, rd)
+			req.Header.Set("Content-Type", "application/json")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != http.StatusRequestEntityTooLarge {
+				t.Fatalf("status %d (%s), want 413", res.StatusCode, b)
+			}
+			if e := wireErrorOf(t, b); !strings.Contains(e.Message, "1024 bytes") {
+				t.Fatalf("error %+v does not name the limit", e)
+			}
+			if g.sessions.Load() != 0 {
+				t.Fatal("an oversized initialize made a session")
+			}
+		})
+	}
+	// Within the limit, the same request is served.
+	if status, body := g.do(t, guardRequest{method: http.MethodPost, body: legacyInit + pad[:512]}); status != http.StatusOK {
+		t.Fatalf("status %d, %s", status, body)
+	}
+}
+
+// TestHTTPHandlerDoesNotReadAHugeBody sends 100 MB (generated, never held by
+// the client) with and without a Content-Length, and checks that the
+// process allocated far less than that: the body is refused at the limit.
+func TestHTTPHandlerDoesNotReadAHugeBody(t *testing.T) {
+	g := newGuardServer(t)
+	const huge = 100 << 20
+	for _, chunked := range []bool{false, true} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		var rd io.Reader = io.LimitReader(zeros{}, huge)
+		req, _ := http.NewRequest(http.MethodPost, g.url, rd)
+		if !chunked {
+			req.ContentLength = huge
+		}
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		status := 0
+		if err == nil {
+			status = res.StatusCode
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+		}
+		runtime.ReadMemStats(&after)
+		// The server may close the connection before the client has sent
+		// everything: either way the body was not read.
+		if err == nil && status != http.StatusRequestEntityTooLarge {
+			t.Fatalf("chunked=%v: status %d, want 413", chunked, status)
+		}
+		// Reading up to the 4 MiB limit costs about twice that (the buffer
+		// grows by doubling), the race detector about twice again: 24 MiB
+		// is a quarter of the body.
+		grew := after.TotalAlloc - before.TotalAlloc
+		if grew > 6*DefaultMaxBodyBytes {
+			t.Fatalf("chunked=%v: %d bytes allocated for a refused 100 MB body", chunked, grew)
+		}
+		t.Logf("chunked=%v: %d bytes allocated for a refused 100 MB body", chunked, grew)
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+func TestHTTPHandlerRefusesBatches(t *testing.T) {
+	g := newGuardServer(t)
+	status, body := g.do(t, guardRequest{method: http.MethodPost, body: " [" + legacyInit + "]"})
+	if status != http.StatusBadRequest {
+		t.Fatalf("status %d, want 400", status)
+	}
+	if e := wireErrorOf(t, body); e.Code != mcp.INVALID_REQUEST || !strings.Contains(e.Message, "batches are not supported") {
+		t.Fatalf("error %+v", e)
+	}
+	if g.sessions.Load() != 0 {
+		t.Fatal("a batch made a session")
+	}
+}
+
+// TestHTTPHandlerAcceptsNotificationsWithoutMeta: 2026-07-28 gives client
+// notifications an optional meta object without the request fields; mcp-go
+// alone answers 400 for one without the protocol version.
+func TestHTTPHandlerAcceptsNotificationsWithoutMeta(t *testing.T) {
+	g := newGuardServer(t)
+	plain := httptest.NewServer(server.NewStreamableHTTPServer(g.a.Server()))
+	defer plain.Close()
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"context canceled"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"_meta":{"x":1}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	} {
+		r := guardRequest{method: http.MethodPost, version: mcp.ProtocolVersion20260728, body: body}
+		var m struct{ Method string }
+		_ = json.Unmarshal([]byte(body), &m)
+		r.header = map[string]string{mcp.HeaderMethod: m.Method}
+		if status, resp := g.do(t, r); status != http.StatusAccepted {
+			t.Errorf("%s: status %d (%s), want 202", body, status, resp)
+		}
+		// The same through plain mcp-go, to show what the edge mends.
+		pg := &guardServer{url: plain.URL}
+		if status, _ := pg.do(t, r); status != http.StatusBadRequest {
+			t.Logf("note: plain mcp-go now answers %d for %s", status, body)
+		}
+	}
+	// A request still needs its _meta.
+	r := modernCall("")
+	r.body = strings.Replace(r.body, `"io.modelcontextprotocol/protocolVersion":"2026-07-28",`, "", 1)
+	if status, _ := g.do(t, r); status != http.StatusBadRequest {
+		t.Fatalf("a request without _meta: status %d, want 400", status)
+	}
+}
