@@ -55,6 +55,9 @@ type liveRegistry struct {
 	// ID, and gets the open GET streams (httpstream.go).
 	streamConns map[string]*conn
 	gets        getStreams
+	// clients counts the subscriptions held and being made per client key
+	// (Adapter.clientKey), for the cap across connections.
+	clients map[string]int
 
 	runq       []*query // queries waiting for a worker, oldest first
 	workers    int      // worker goroutines alive
@@ -136,6 +139,7 @@ func newLiveRegistry(a *Adapter) *liveRegistry {
 		registered:  make(map[server.ClientSession]struct{}),
 		listens:     make(map[*mcp.SubscriptionsListenRequest]*stream),
 		streamConns: make(map[string]*conn),
+		clients:     make(map[string]int),
 	}
 }
 

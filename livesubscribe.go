@@ -81,6 +81,8 @@ type sub struct {
 	qi      int  // index in q.subs
 	pending bool // in its conn's outbox (guarded by conn.mu)
 	gone    bool
+	// client is the key of the client holding it, for the client cap.
+	client string
 	// fields are the params of its notification, made at the first
 	// delivery (see sub.notification).
 	fields map[string]any
@@ -142,6 +144,7 @@ func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func()
 	if err != nil {
 		return a.readError(ctx, c, rs.uri, err)
 	}
+	client := a.clientKey(ctx, c.name)
 
 	r.mu.Lock()
 	s, rerr := open()
@@ -153,7 +156,9 @@ func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func()
 			r.mu.Unlock()
 			return nil
 		case s.c.n >= a.cfg.subscriptionCap:
-			rerr = capError(a.cfg.subscriptionCap)
+			rerr = capError(a.cfg.subscriptionCap, "connection")
+		case r.clients[client] >= a.cfg.clientSubscriptionCap:
+			rerr = capError(a.cfg.clientSubscriptionCap, "client")
 		}
 	}
 	if rerr != nil {
@@ -163,7 +168,9 @@ func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func()
 		r.mu.Unlock()
 		return rerr
 	}
-	s.c.n++ // holds the place against the cap while the command runs
+	// Hold the places against the caps while the command runs.
+	s.c.n++
+	r.clients[client]++
 	before := r.changes
 	r.mu.Unlock()
 
@@ -178,6 +185,7 @@ func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func()
 	limited := out.err != nil && errors.As(out.err, new(*middleware.RateLimitError))
 	if ended, dup := s.ended, s.subs[rs.uri] != nil; limited || ended || dup {
 		s.c.n--
+		r.releaseClientLocked(client)
 		r.maybeDropConnLocked(s.c)
 		r.mu.Unlock()
 		switch {
@@ -202,7 +210,7 @@ func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func()
 		// queues when it differs from what they last heard.
 		r.applyLocked(q, out)
 	}
-	sb := &sub{uri: rs.uri, q: q, st: s, qi: len(q.subs)}
+	sb := &sub{uri: rs.uri, q: q, st: s, qi: len(q.subs), client: client}
 	q.subs = append(q.subs, sb)
 	s.subs[rs.uri] = sb
 	r.subs++
@@ -216,12 +224,20 @@ func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func()
 	return nil
 }
 
-// capError refuses a subscription beyond the cap of its connection.
-func capError(limit int) *rpcError {
+// capError refuses a subscription beyond the cap of its connection or of
+// its client (per says which).
+func capError(limit int, per string) *rpcError {
 	return &rpcError{
 		Code:    mcp.INVALID_REQUEST,
-		Message: fmt.Sprintf("subscription limit reached: at most %d subscriptions per connection", limit),
-		Data:    map[string]int{"limit": limit},
+		Message: fmt.Sprintf("subscription limit reached: at most %d subscriptions per %s", limit, per),
+		Data:    map[string]any{"limit": limit, "per": per},
+	}
+}
+
+// releaseClientLocked gives back a place of client's subscription cap.
+func (r *liveRegistry) releaseClientLocked(client string) {
+	if r.clients[client]--; r.clients[client] <= 0 {
+		delete(r.clients, client)
 	}
 }
 
@@ -241,6 +257,7 @@ func (r *liveRegistry) removeSubLocked(sb *sub) {
 	q.subs = q.subs[:last]
 	delete(sb.st.subs, sb.uri)
 	sb.st.c.n--
+	r.releaseClientLocked(sb.client)
 	r.subs--
 	r.dequeueLocked(sb)
 	if len(q.subs) == 0 {
@@ -418,4 +435,10 @@ func (f *foreignURIs) has(uri string) bool {
 	}
 	_, ok := f.resources[uri]
 	return ok
+}
+
+// clientKey is the key of the client a request comes from, for the cap
+// of WithClientSubscriptionCap.
+func (a *Adapter) clientKey(ctx context.Context, command string) string {
+	return a.cfg.clientKey(ctx, &middleware.Call{Command: command, Session: sessionFrom(ctx), Origin: middleware.Agent})
 }

@@ -18,24 +18,35 @@ type config struct {
 	scheme          string
 	grant           func(ctx context.Context, command string) bool
 	subscriptionCap int
-	middleware      []middleware.Middleware
-	rateLimit       rate.Limit
-	rateBurst       int
-	rateOpts        []middleware.RateLimitOption
-	logger          *slog.Logger
-	completion      server.ResourceCompletionProvider
-	feed            ChangeFeed
+	// clientSubscriptionCap and clientKey: the cap per client, across
+	// connections, and how clients are told apart.
+	clientSubscriptionCap int
+	clientKey             func(ctx context.Context, call *middleware.Call) string
+	middleware            []middleware.Middleware
+	rateLimit             rate.Limit
+	rateBurst             int
+	rateOpts              []middleware.RateLimitOption
+	logger                *slog.Logger
+	completion            server.ResourceCompletionProvider
+	feed                  ChangeFeed
 }
 
 // DefaultSubscriptionCap is the number of subscriptions one connection may
 // hold unless WithSubscriptionCap says otherwise.
 const DefaultSubscriptionCap = 64
 
+// DefaultClientSubscriptionCap is the number of subscriptions one client
+// may hold across all its connections unless WithClientSubscriptionCap says
+// otherwise.
+const DefaultClientSubscriptionCap = 256
+
 func defaultConfig() config {
 	return config{
-		scheme:          "app",
-		subscriptionCap: DefaultSubscriptionCap,
-		logger:          slog.Default(),
+		scheme:                "app",
+		subscriptionCap:       DefaultSubscriptionCap,
+		clientSubscriptionCap: DefaultClientSubscriptionCap,
+		clientKey:             middleware.DefaultKey,
+		logger:                slog.Default(),
 	}
 }
 
@@ -45,6 +56,9 @@ func (c *config) validate() error {
 	}
 	if c.subscriptionCap < 1 {
 		return fmt.Errorf("subscription cap %d: want at least 1", c.subscriptionCap)
+	}
+	if c.clientSubscriptionCap < 1 {
+		return fmt.Errorf("client subscription cap %d: want at least 1", c.clientSubscriptionCap)
 	}
 	if c.rateLimit < 0 || c.rateLimit > 0 && c.rateBurst < 1 {
 		return fmt.Errorf("rate limit %v with burst %d: want a limit of at least 0 and, with a limit, a burst of at least 1", c.rateLimit, c.rateBurst)
@@ -93,6 +107,33 @@ func WithGrant(grant func(ctx context.Context, command string) bool) Option {
 // elsewhere. Subscriptions beyond it are not acknowledged.
 func WithSubscriptionCap(n int) Option {
 	return func(c *config) { c.subscriptionCap = n }
+}
+
+// WithClientSubscriptionCap sets how many subscriptions one client may
+// hold across all its connections (DefaultClientSubscriptionCap by
+// default). It matters where a client can open connections at will: on
+// stateless Streamable HTTP (protocol 2026-07-28) every listen stream is a
+// connection of its own, each with the cap of WithSubscriptionCap. Clients
+// are told apart as WithClientKey says. Subscriptions beyond the cap are
+// not acknowledged (subscriptions/listen) or refused (resources/subscribe).
+func WithClientSubscriptionCap(n int) Option {
+	return func(c *config) { c.clientSubscriptionCap = n }
+}
+
+// WithClientKey sets how the adapter tells clients apart for
+// WithClientSubscriptionCap: subscriptions whose key is equal count
+// against one cap. The default is middleware.DefaultKey: the session ID,
+// or on stateless HTTP the client's address (HTTPHandler puts it in the
+// context). It has the signature of middleware.KeyFunc's function, so that
+// one function can key both the rate limit and the cap, the authenticated
+// subject for one. call carries the session and the command, with origin
+// Agent.
+func WithClientKey(key func(ctx context.Context, call *middleware.Call) string) Option {
+	return func(c *config) {
+		if key != nil {
+			c.clientKey = key
+		}
+	}
 }
 
 // WithMiddleware appends middleware to the chain every command invocation
