@@ -18,24 +18,54 @@ import (
 // shutdownGrace is how long a stopping server waits for requests in flight.
 const shutdownGrace = 5 * time.Second
 
-// newMCPHandler builds the http.Handler that speaks MCP at /mcp: the one place
-// that chooses the transport.
-//
-// mcp-go's Streamable HTTP server does the work. Everything would work with it
-// alone, but mcp-go can only answer a failed read with -32603 and no data;
-// the adapter's wrapper rewrites those answers into the exact errors
-// (-32602 with the field messages in error.data, resource-not-found for the
-// client's protocol version).
-func newMCPHandler(a *adapter.Adapter, logger *slog.Logger) http.Handler {
-	return a.HTTPHandler(server.NewStreamableHTTPServer(a.Server(), server.WithStreamableHTTPLogger(logger)))
+// What the HTTP server allows its clients; see docs/transports.md, "Serving
+// over HTTP in production", for why each is set.
+const (
+	// sessionIdleTTL ends a legacy session that has sent nothing and had
+	// no stream written to for this long, with its subscriptions: a client
+	// that vanished without DELETE.
+	sessionIdleTTL = 15 * time.Minute
+	// heartbeat keeps an open GET stream active (mcp-go pings on it), so
+	// that a client that only listens is not taken for a vanished one.
+	heartbeat = 30 * time.Second
+)
+
+// mcpTransport is the MCP endpoint: mcp-go's Streamable HTTP server, which
+// does the work, behind the adapter's HTTPHandler. Everything would work
+// with mcp-go alone, but the adapter's edge adds what it lacks: the exact
+// errors (-32602 with the field messages in error.data, resource-not-found
+// for the client's protocol version), lossless notifications on legacy
+// sessions, the Origin check, and a cap on request bodies.
+type mcpTransport struct {
+	http.Handler
+	streamable *server.StreamableHTTPServer
+}
+
+// newMCPTransport builds the MCP endpoint: the one place that chooses the
+// transport and its settings.
+func newMCPTransport(a *adapter.Adapter, logger *slog.Logger) *mcpTransport {
+	ids := newSessionIDs()
+	streamable := server.NewStreamableHTTPServer(a.Server(),
+		server.WithStreamableHTTPLogger(logger),
+		server.WithSessionIdManager(ids), // unknown and ended sessions get 404
+		server.WithSessionIdleTTL(sessionIdleTTL),
+		server.WithHeartbeatInterval(heartbeat),
+	)
+	return &mcpTransport{
+		Handler:    a.HTTPHandler(ids.guardStreams(streamable)),
+		streamable: streamable,
+	}
 }
 
 // serveHTTP serves MCP at /mcp and a health check at /healthz on ln until ctx
 // ends, then shuts down gracefully. On PostgreSQL, /healthz/feed reports the
 // change feed.
 func serveHTTP(ctx context.Context, ln net.Listener, inst *instance, logger *slog.Logger) error {
+	mcpHandler := newMCPTransport(inst.a, logger)
+	// Stops the idle-session sweeper and ends the sessions left.
+	defer mcpHandler.streamable.Shutdown(context.Background())
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", newMCPHandler(inst.a, logger))
+	mux.Handle("/mcp", mcpHandler)
 	mux.Handle("GET /healthz", healthz(inst.st))
 	if inst.feed != nil {
 		// 200 while the feed listens, 503 while it does not, with its
@@ -55,9 +85,17 @@ func serveHTTP(ctx context.Context, ln net.Listener, inst *instance, logger *slo
 	streams, endStreams := context.WithCancel(context.WithoutCancel(ctx))
 	defer endStreams()
 	hs := &http.Server{
-		Handler:           mux,
-		BaseContext:       func(net.Listener) context.Context { return streams },
+		Handler:     mux,
+		BaseContext: func(net.Listener) context.Context { return streams },
+		// A client gets this long to send its headers, and its whole
+		// request: slow clients cannot hold connections open for free.
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		// No WriteTimeout: it would cut every event stream after it.
+		// Streams end when the client goes, or at shutdown.
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	hs.RegisterOnShutdown(endStreams)
 

@@ -161,7 +161,7 @@ func newAdapter(st *store, logger *slog.Logger, opts ...adapter.Option) *adapter
 
 // serveStdio serves one client on stdin/stdout until ctx ends or the client
 // closes stdin. a.ServeStdio is mcp-go's stdio server, with the adapter's
-// exact errors on the wire (see newMCPHandler).
+// exact errors on the wire (see newMCPTransport).
 func serveStdio(ctx context.Context, a *adapter.Adapter, stdin io.Reader, stdout io.Writer, logger *slog.Logger) error {
 	logger.Info("serving MCP on stdio; logs go to stderr")
 	err := a.ServeStdio(ctx, stdin, stdout,

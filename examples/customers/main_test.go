@@ -407,7 +407,7 @@ func TestHTTP(t *testing.T) {
 		t.Errorf("read over HTTP: %s, %v", body, err)
 	}
 
-	// The exact error on the wire: newMCPHandler's wrapper at work.
+	// The exact error on the wire: the adapter's HTTPHandler at work.
 	const uri = "app://customers_index?per_page=0"
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url+"/mcp", strings.NewReader(
 		`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"`+uri+`","_meta":{`+
