@@ -2,6 +2,8 @@ package adapter
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
@@ -93,15 +95,26 @@ func (a *Adapter) HTTPHandler(next http.Handler, opts ...HTTPOption) http.Handle
 			writeHTTPError(w, http.StatusBadRequest, errBatch)
 			return
 		}
+		var lc *listenCloser
 		if version := r.Header.Get(mcp.HeaderProtocolVersion); mcp.IsModernProtocol(version) {
 			if fixed := withNotificationMeta(body, version); len(fixed) != len(body) {
 				r.Body = io.NopCloser(bytes.NewReader(fixed))
 				r.ContentLength = int64(len(fixed))
 			}
+			if id := listenRequestID(body); id != nil {
+				// Close can end this listen stream on the wire.
+				ctx, cancel := context.WithCancel(r.Context())
+				defer cancel()
+				lc = &listenCloser{id: id, cancel: cancel}
+				r = r.WithContext(withListenCloser(ctx, lc))
+			}
 		}
 		e := &httpEdge{w: w, box: box, modern: mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))}
 		e.events.box = box
 		e.events.out = w
+		if lc != nil {
+			lc.edge = e
+		}
 		var ew http.ResponseWriter = e
 		if f, ok := w.(http.Flusher); ok {
 			ew = &flushingHTTPEdge{e, f}
@@ -119,6 +132,7 @@ const (
 	passThrough                  // written as they come
 	holdJSON                     // an application/json body, held to rewrite
 	rewriteSSE                   // a text/event-stream, rewritten event by event
+	finished                     // answered by the adapter (finishListen): the rest is dropped
 )
 
 // httpEdge is the http.ResponseWriter that HTTPHandler hands the wrapped
@@ -155,8 +169,11 @@ func (e *flushingHTTPEdge) Flush() {
 		// Flushing sends the header; decide what the body is first.
 		e.writeHeader(http.StatusOK)
 	}
-	if e.state == holdJSON {
+	switch e.state {
+	case holdJSON:
 		e.commitJSON()
+	case finished:
+		return
 	}
 	e.f.Flush()
 }
@@ -180,6 +197,9 @@ func (e *httpEdge) writeHeader(code int) {
 	if code >= 100 && code < 200 {
 		// Informational responses precede the real one.
 		e.w.WriteHeader(code)
+		return
+	}
+	if e.state == finished {
 		return
 	}
 	if e.state != undecided {
@@ -211,6 +231,8 @@ func (e *httpEdge) Write(p []byte) (int, error) {
 		e.writeHeader(http.StatusOK)
 	}
 	switch e.state {
+	case finished:
+		return len(p), nil
 	case holdJSON:
 		e.body = append(e.body, p...)
 		if len(e.body) > maxRewrite {
@@ -395,4 +417,57 @@ func rewriteEvent(box *errorBox, ev []byte) []byte {
 		}
 	}
 	return out
+}
+
+// finishListen answers the subscriptions/listen request this edge serves
+// with its result, as mcp-go answers it when the client cancels: the
+// acknowledgement and notifications already written stay, the result event
+// ends the stream, and whatever mcp-go writes after it is dropped. When the
+// response is not an event stream (mcp-go answered something else) or an
+// event is half written, nothing is added and the stream just ends.
+func (e *httpEdge) finishListen(id json.RawMessage) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch e.state {
+	case undecided:
+		e.w.Header().Set("Content-Type", "text/event-stream")
+		e.w.Header().Set("Cache-Control", "no-cache")
+		e.w.WriteHeader(http.StatusOK)
+	case rewriteSSE:
+		if len(e.events.event) > 0 || e.events.spilling {
+			e.state = finished
+			return
+		}
+	default:
+		return
+	}
+	e.state = finished
+	msg, err := json.Marshal(map[string]any{
+		"jsonrpc": mcp.JSONRPC_VERSION,
+		"id":      id,
+		"result":  map[string]any{"_meta": map[string]any{mcp.MetaKeySubscriptionID: id}},
+	})
+	if err != nil {
+		return
+	}
+	ev := append(append([]byte("event: message\ndata: "), msg...), "\n\n"...)
+	if writeAll(e.w, ev) == nil {
+		_ = http.NewResponseController(e.w).Flush()
+	}
+}
+
+// listenRequestID returns the id of body when it is a subscriptions/listen
+// request, and nil otherwise.
+func listenRequestID(body []byte) json.RawMessage {
+	if !bytes.Contains(body, []byte("subscriptions/listen")) {
+		return nil
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(body, &m) != nil || m.Method != string(mcp.MethodSubscriptionsListen) || len(m.ID) == 0 || string(m.ID) == "null" {
+		return nil
+	}
+	return m.ID
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -58,6 +59,10 @@ type getStream struct {
 	// adapter's events wait for it, so that the two never interleave.
 	midEvent bool
 	tail     [2]byte // the last two bytes mcp-go wrote
+	// aborted: Close gave up on the stream; a write under way (writing)
+	// is cut short by a past deadline (abort), without waiting for mu.
+	aborted atomic.Bool
+	writing atomic.Bool
 }
 
 func newGetStream(w http.ResponseWriter, f http.Flusher, sessionID string, onOpen func(*getStream)) *getStream {
@@ -140,7 +145,7 @@ func (gs *getStream) writeEvent(msg []byte) error {
 	for gs.midEvent && !gs.closed {
 		gs.cond.Wait()
 	}
-	if gs.closed || !gs.open {
+	if gs.closed || !gs.open || gs.aborted.Load() {
 		return errStreamClosed
 	}
 	ev := make([]byte, 0, len(msg)+32)
@@ -153,10 +158,12 @@ func (gs *getStream) writeEvent(msg []byte) error {
 	// for the client's next stream. Servers that cannot set one still work.
 	rc := http.NewResponseController(gs.w)
 	_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	gs.writing.Store(true)
 	err := writeAll(gs.w, ev)
 	if err == nil {
 		err = rc.Flush()
 	}
+	gs.writing.Store(false)
 	_ = rc.SetWriteDeadline(time.Time{})
 	if err != nil {
 		gs.closeLocked()
@@ -166,6 +173,15 @@ func (gs *getStream) writeEvent(msg []byte) error {
 
 // streamWriteTimeout bounds one event written into a GET stream.
 const streamWriteTimeout = 30 * time.Second
+
+// abort makes the adapter's write under way, if any, fail now, and the
+// next ones refuse.
+func (gs *getStream) abort() {
+	gs.aborted.Store(true)
+	if gs.writing.Load() {
+		_ = http.NewResponseController(gs.w).SetWriteDeadline(time.Now())
+	}
+}
 
 // finish closes the stream when the handler returns: its writer is no
 // longer the adapter's to use.
@@ -247,4 +263,15 @@ func (s *getStreams) newest(id string) *getStream {
 		return nil
 	}
 	return list[len(list)-1]
+}
+
+// abortAll aborts every stream (Close).
+func (s *getStreams) abortAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, list := range s.m {
+		for _, gs := range list {
+			gs.abort()
+		}
+	}
 }

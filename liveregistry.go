@@ -58,6 +58,10 @@ type liveRegistry struct {
 	// clients counts the subscriptions held and being made per client key
 	// (Adapter.clientKey), for the cap across connections.
 	clients map[string]int
+	// pub publishes local changes to the change feed; nil without one.
+	pub *publisher
+	// closed: Close has begun; nothing new is taken (lifecycle.go).
+	closed bool
 
 	runq       []*query // queries waiting for a worker, oldest first
 	workers    int      // worker goroutines alive
@@ -68,6 +72,8 @@ type liveRegistry struct {
 	// first run overlapped one re-runs once to be sure of its baseline.
 	changes uint64
 	reruns  uint64
+	// late counts re-runs that outlived their deadline (WithRerunTimeout).
+	late uint64
 	// wake, when not nil, is closed at the next change of state; waiters
 	// (WaitIdle) make it.
 	wake chan struct{}
@@ -125,9 +131,6 @@ type outcome struct {
 	err    error
 }
 
-// publishTimeout bounds how long Changed waits for the change feed.
-const publishTimeout = 2 * time.Second
-
 func newLiveRegistry(a *Adapter) *liveRegistry {
 	return &liveRegistry{
 		a:           a,
@@ -145,9 +148,15 @@ func newLiveRegistry(a *Adapter) *liveRegistry {
 
 // initLive creates the live registry and connects the change feed.
 func (a *Adapter) initLive() {
-	a.live = newLiveRegistry(a)
+	r := newLiveRegistry(a)
+	a.live = r
 	if a.cfg.feed != nil {
-		a.cfg.feed.Attach(feedSink{a.live})
+		r.pub = &publisher{feed: a.cfg.feed, logger: a.logger, idle: func() {
+			r.mu.Lock()
+			r.signalLocked()
+			r.mu.Unlock()
+		}}
+		a.cfg.feed.Attach(feedSink{r})
 	}
 }
 
@@ -162,26 +171,26 @@ func (a *Adapter) initLive() {
 //	}
 //	a.Changed(fmt.Sprintf("customers/%d", id))
 //
-// Changed does not wait for the re-runs: it only marks the affected queries,
-// so it is cheap to call after every write, and many calls in a burst cost
-// at most one more run of each query. A query that is running when its data
-// changes runs once more after that run, so no change is missed. Call
-// WaitIdle to wait for the re-runs and deliveries.
+// Changed never blocks: it only marks the affected queries, so it is cheap
+// to call after every write, and many calls in a burst cost at most one
+// more run of each query. A query that is running when its data changes
+// runs once more after that run, so no change is missed. Call WaitIdle to
+// wait for the re-runs and deliveries.
 //
-// With a change feed (WithChangeFeed) Changed also publishes keys to the
-// other instances, waiting at most two seconds for the feed; a feed error is
-// logged, not returned, since the local write has committed regardless.
+// With a change feed (WithChangeFeed) the keys are also published to the
+// other instances, from a goroutine of the adapter's, so that a slow or
+// unreachable feed never holds up the writer; a feed error is logged, since
+// the local write has committed regardless. After Close, Changed does
+// nothing.
 func (a *Adapter) Changed(keys ...string) {
 	if len(keys) == 0 {
 		return
 	}
-	a.live.changed(keys)
-	if feed := a.cfg.feed; feed != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
-		defer cancel()
-		if err := feed.Publish(ctx, slices.Clone(keys)); err != nil {
-			a.logger.Error("adapter: publishing a change to the change feed failed", "keys", keys, "error", err)
-		}
+	if !a.live.changed(keys) {
+		return
+	}
+	if a.live.pub != nil {
+		a.live.pub.publish(keys)
 	}
 }
 
@@ -192,16 +201,21 @@ type feedSink struct{ r *liveRegistry }
 func (s feedSink) Changed(keys ...string) { s.r.changed(keys) }
 func (s feedSink) ChangedAll()            { s.r.changedAll() }
 
-// changed schedules a re-run of every query a change of keys affects.
-func (r *liveRegistry) changed(keys []string) {
+// changed schedules a re-run of every query a change of keys affects. It
+// reports false, and does nothing, once Close has begun.
+func (r *liveRegistry) changed(keys []string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.closed {
+		return false
+	}
 	r.changes++
 	for _, k := range keys {
 		if k != "" {
 			r.index.affected(k, r.scheduleLocked)
 		}
 	}
+	return true
 }
 
 // changedAll schedules a re-run of every query.
@@ -218,7 +232,7 @@ func (r *liveRegistry) changedAll() {
 // asked for.
 func (r *liveRegistry) scheduleLocked(q *query) {
 	switch {
-	case q.dropped:
+	case q.dropped, r.closed:
 	case q.state == runRunning:
 		q.dirty = true
 	case q.state == runIdle:
@@ -244,10 +258,7 @@ func (r *liveRegistry) work() {
 		before := r.changes
 		r.mu.Unlock()
 
-		out := r.run(q.ctx, q.key.cmd, q.args, q.raw, middleware.Live)
-		if out.err != nil {
-			r.logRerunError(q, out.err)
-		}
+		out, late := r.rerun(q)
 
 		r.mu.Lock()
 		r.reruns++
@@ -256,14 +267,22 @@ func (r *liveRegistry) work() {
 		if q.dropped {
 			continue
 		}
-		// q is filed under the keys its previous run read until applyLocked
-		// refiles it. A change during this run to a key only this run read
-		// found nothing to mark dirty: run once more to be sure it is seen.
-		if r.changes != before && !slices.Equal(q.reads, out.reads) {
-			q.dirty = true
+		switch {
+		case late:
+			// Its result says nothing: keep the query as it was, and
+			// run it again on the next change.
+			r.late++
+		default:
+			// q is filed under the keys its previous run read until
+			// applyLocked refiles it. A change during this run to a key
+			// only this run read found nothing to mark dirty: run once
+			// more to be sure it is seen.
+			if r.changes != before && !slices.Equal(q.reads, out.reads) {
+				q.dirty = true
+			}
+			r.applyLocked(q, out)
 		}
-		r.applyLocked(q, out)
-		if q.dirty {
+		if q.dirty && !r.closed {
 			q.dirty = false
 			q.state = runQueued
 			r.runq = append(r.runq, q)
@@ -274,9 +293,37 @@ func (r *liveRegistry) work() {
 	r.mu.Unlock()
 }
 
+// rerun runs q once, as origin Live, within the re-run deadline
+// (WithRerunTimeout). late reports a run that outlived it: whatever it
+// returned counts as a failure, logged and not applied.
+func (r *liveRegistry) rerun(q *query) (out outcome, late bool) {
+	ctx, cancel := context.WithTimeout(q.ctx, r.a.cfg.rerunTimeout)
+	defer cancel()
+	start := time.Now()
+	out = r.run(ctx, q.key.cmd, q.args, q.raw, middleware.Live)
+	if late = errors.Is(ctx.Err(), context.DeadlineExceeded); late {
+		r.a.logger.Warn("adapter: live re-run outlived its deadline; it runs again on the next change",
+			"command", q.key.cmd.name, "arguments", q.key.args,
+			"deadline", r.a.cfg.rerunTimeout, "took", time.Since(start))
+		return out, true
+	}
+	if out.err != nil {
+		r.logRerunError(q, out.err)
+	}
+	return out, false
+}
+
 // nextRunLocked takes the oldest query of the run queue, skipping those
 // dropped while they waited; nil when the queue is empty.
 func (r *liveRegistry) nextRunLocked() *query {
+	if r.closed {
+		// Close lets the runs under way finish and starts no other.
+		for _, q := range r.runq {
+			q.state = runIdle
+		}
+		r.runq = nil
+		return nil
+	}
 	for len(r.runq) > 0 {
 		q := r.runq[0]
 		r.runq[0] = nil

@@ -72,6 +72,10 @@ type LiveStats struct {
 	// Notified counts the notifications/resources/updated handed to
 	// sessions since Wrap.
 	Notified uint64
+	// Late counts the re-runs that outlived their deadline
+	// (WithRerunTimeout) since Wrap: they notified no one, and their
+	// queries run again on the next change.
+	Late uint64
 }
 
 // LiveStats reports the state of the live registry: how many subscriptions,
@@ -101,6 +105,7 @@ func (r *liveRegistry) statsLocked() LiveStats {
 		Running:       len(r.runq) + r.inflight,
 		Reruns:        r.reruns,
 		Notified:      notified,
+		Late:          r.late,
 	}
 }
 
@@ -111,7 +116,7 @@ func (r *liveRegistry) statsLocked() LiveStats {
 // streams while it has none open (liveoutbox.go): those are looked at one
 // by one, and there are as many as legacy HTTP sessions subscribe.
 func (r *liveRegistry) idleLocked() bool {
-	if r.workers != 0 || r.deliverers != 0 || len(r.runq) != 0 {
+	if r.workers != 0 || r.deliverers != 0 || len(r.runq) != 0 || r.pub != nil && r.pub.busy() {
 		return false
 	}
 	for _, c := range r.streamConns {

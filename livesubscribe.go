@@ -72,6 +72,9 @@ type stream struct {
 	// meta is the _meta of its subscriptions' notifications, made at the
 	// first delivery and shared by them (see sub.notification).
 	meta map[string]any
+	// closer ends the listen request on the wire when Close ends the
+	// stream; nil where the HTTP edge does not serve it (lifecycle.go).
+	closer *listenCloser
 }
 
 type sub struct {
@@ -119,6 +122,9 @@ func (r *liveRegistry) maybeDropConnLocked(c *conn) {
 	r.signalLocked()
 }
 
+// errClosing answers a subscription that comes after Close began.
+var errClosing = &rpcError{Code: mcp.INVALID_REQUEST, Message: "the server is shutting down: no new subscriptions"}
+
 // errSubscriptionEnded answers a subscription whose stream or session ended
 // while its first run was under way.
 var errSubscriptionEnded = &rpcError{Code: mcp.INVALID_REQUEST, Message: "the subscription's session or stream has ended"}
@@ -150,6 +156,8 @@ func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func()
 	s, rerr := open()
 	if rerr == nil {
 		switch {
+		case r.closed:
+			rerr = errClosing
 		case s.ended:
 			rerr = errSubscriptionEnded
 		case s.subs[rs.uri] != nil:
@@ -271,7 +279,7 @@ func (r *liveRegistry) openListen(ctx context.Context, session server.ClientSess
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := r.connLocked(session)
-	s := &stream{c: c, id: id, done: ctx.Done(), req: req, subs: make(map[string]*sub)}
+	s := &stream{c: c, id: id, done: ctx.Done(), req: req, subs: make(map[string]*sub), closer: listenCloserFrom(ctx)}
 	c.streams[s] = struct{}{}
 	return s
 }

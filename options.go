@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 	"golang.org/x/time/rate"
@@ -29,11 +30,16 @@ type config struct {
 	logger                *slog.Logger
 	completion            server.ResourceCompletionProvider
 	feed                  ChangeFeed
+	rerunTimeout          time.Duration
 }
 
 // DefaultSubscriptionCap is the number of subscriptions one connection may
 // hold unless WithSubscriptionCap says otherwise.
 const DefaultSubscriptionCap = 64
+
+// DefaultRerunTimeout is how long a re-run of a live query may take unless
+// WithRerunTimeout says otherwise.
+const DefaultRerunTimeout = 30 * time.Second
 
 // DefaultClientSubscriptionCap is the number of subscriptions one client
 // may hold across all its connections unless WithClientSubscriptionCap says
@@ -46,6 +52,7 @@ func defaultConfig() config {
 		subscriptionCap:       DefaultSubscriptionCap,
 		clientSubscriptionCap: DefaultClientSubscriptionCap,
 		clientKey:             middleware.DefaultKey,
+		rerunTimeout:          DefaultRerunTimeout,
 		logger:                slog.Default(),
 	}
 }
@@ -56,6 +63,9 @@ func (c *config) validate() error {
 	}
 	if c.subscriptionCap < 1 {
 		return fmt.Errorf("subscription cap %d: want at least 1", c.subscriptionCap)
+	}
+	if c.rerunTimeout <= 0 {
+		return fmt.Errorf("re-run timeout %v: want more than 0", c.rerunTimeout)
 	}
 	if c.clientSubscriptionCap < 1 {
 		return fmt.Errorf("client subscription cap %d: want at least 1", c.clientSubscriptionCap)
@@ -134,6 +144,16 @@ func WithClientKey(key func(ctx context.Context, call *middleware.Call) string) 
 			c.clientKey = key
 		}
 	}
+}
+
+// WithRerunTimeout bounds each re-run of a live query
+// (DefaultRerunTimeout by default): its context ends after d. A re-run
+// still running then counts as failed, whatever it returns: it is logged,
+// its subscribers hear nothing, and the query runs again on the next
+// change. Reads and first runs of subscriptions are bounded by their
+// request instead, as any tools/call is.
+func WithRerunTimeout(d time.Duration) Option {
+	return func(c *config) { c.rerunTimeout = d }
 }
 
 // WithMiddleware appends middleware to the chain every command invocation

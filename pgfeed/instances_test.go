@@ -292,6 +292,9 @@ var markers atomic.Int64
 // are idle. It returns what each instance heard before the marker.
 func settle(t testing.TB, sql *pgx.Conn, instances ...*instance) map[*instance][]heard {
 	t.Helper()
+	// Changed publishes in the background; WaitIdle waits for it, so that
+	// every key published so far precedes the marker on the channel.
+	waitIdleAll(t, instances)
 	marker := fmt.Sprintf("marker/%d", markers.Add(1))
 	notify(t, sql, fmt.Sprintf(`{"i":"sql","k":[%q]}`, marker))
 	got := make(map[*instance][]heard, len(instances))
@@ -305,6 +308,12 @@ func settle(t testing.TB, sql *pgx.Conn, instances ...*instance) map[*instance][
 			got[in] = append(got[in], h)
 		}
 	}
+	waitIdleAll(t, instances)
+	return got
+}
+
+func waitIdleAll(t testing.TB, instances []*instance) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	for _, in := range instances {
@@ -312,7 +321,6 @@ func settle(t testing.TB, sql *pgx.Conn, instances ...*instance) map[*instance][
 			t.Fatalf("%s: WaitIdle: %v (%+v)", in.name, err, in.a.LiveStats())
 		}
 	}
-	return got
 }
 
 // expectHeard fails unless h lists exactly want, in order.

@@ -98,7 +98,11 @@ func run(ctx context.Context, cfg config, stdin io.Reader, stdout io.Writer, log
 	if err != nil {
 		return err
 	}
-	defer inst.Close()
+	defer func() {
+		if err := inst.Close(); err != nil {
+			logger.Warn("closing", "err", err)
+		}
+	}()
 
 	switch {
 	case cfg.inspect:
@@ -137,12 +141,17 @@ func openInstance(ctx context.Context, cfg config, logger *slog.Logger) (*instan
 	return &instance{st: st, a: newAdapter(st, logger)}, nil
 }
 
-// Close stops the change feed, if any, and closes the store.
+// Close ends the adapter's live work (re-runs finish, listen streams end,
+// no goroutine is left), then stops the change feed, if any, and closes
+// the store. run calls it once serving has stopped.
 func (inst *instance) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	err := inst.a.Close(ctx)
 	if inst.stop != nil {
 		inst.stop()
 	}
-	return inst.st.Close()
+	return errors.Join(err, inst.st.Close())
 }
 
 // newAdapter builds the MCP server: a plain mcp-go server, wrapped by the

@@ -1,0 +1,109 @@
+package adapter
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// publisher carries the keys of local writes to the change feed without
+// making the writer wait: Changed hands it the keys and returns, and one
+// goroutine, alive only while keys are pending, publishes them in batches.
+// Keys that pile up while the feed is slow coalesce; beyond maxPendingKeys
+// the row keys are widened to their tables ("customers/12" to "customers"),
+// which re-runs more on the other instances but never less, so memory stays
+// bounded however long the feed is down.
+type publisher struct {
+	feed   ChangeFeed
+	logger *slog.Logger
+	// idle is called, without p.mu, each time the goroutine exits, so
+	// that waiters of the registry see it.
+	idle func()
+
+	mu      sync.Mutex
+	pending map[string]struct{}
+	running bool
+	closed  bool
+}
+
+// publishTimeout bounds one call of ChangeFeed.Publish.
+const publishTimeout = 2 * time.Second
+
+// maxPendingKeys bounds the distinct keys waiting to be published.
+const maxPendingKeys = 10_000
+
+// publish queues keys and starts the goroutine when it is not running.
+func (p *publisher) publish(keys []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	if p.pending == nil {
+		p.pending = make(map[string]struct{}, len(keys))
+	}
+	for _, k := range keys {
+		if k != "" {
+			p.pending[k] = struct{}{}
+		}
+	}
+	if len(p.pending) > maxPendingKeys {
+		p.widenLocked()
+	}
+	if !p.running && len(p.pending) > 0 {
+		p.running = true
+		go p.run()
+	}
+}
+
+// widenLocked replaces every row key by its table.
+func (p *publisher) widenLocked() {
+	wide := make(map[string]struct{})
+	for k := range p.pending {
+		table, _, _ := strings.Cut(k, "/")
+		wide[table] = struct{}{}
+	}
+	p.pending = wide
+}
+
+// run publishes the pending keys, batch after batch, until none is left.
+func (p *publisher) run() {
+	for {
+		p.mu.Lock()
+		if len(p.pending) == 0 {
+			p.running = false
+			p.mu.Unlock()
+			p.idle()
+			return
+		}
+		keys := slices.Sorted(maps.Keys(p.pending))
+		p.pending = nil
+		p.mu.Unlock()
+
+		ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
+		if err := p.feed.Publish(ctx, keys); err != nil {
+			// The local write has committed regardless; other instances
+			// catch up when their feed reconnects (ChangedAll).
+			p.logger.Error("adapter: publishing a change to the change feed failed", "keys", keys, "error", err)
+		}
+		cancel()
+	}
+}
+
+// busy reports whether keys are pending or being published.
+func (p *publisher) busy() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.running
+}
+
+// close stops taking keys; what is pending is still published.
+func (p *publisher) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+}
