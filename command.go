@@ -7,6 +7,7 @@ import (
 	"reflect"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcplive/adapter/middleware"
 )
@@ -41,13 +42,14 @@ type command struct {
 	live        bool
 	confirm     bool
 	argsType    reflect.Type
-	// schema is the input schema exactly as tools/list publishes it.
-	schema json.RawMessage
-	// rules are the checks decoding makes beyond encoding/json's, and
-	// fields the Go type of each argument, by JSON name.
-	rules  argRules
-	fields map[string]reflect.Type
-	tool   mcp.Tool
+	// schema is the input schema exactly as tools/list publishes it, and
+	// inputSchema the same compiled to check arguments (validate.go).
+	schema      json.RawMessage
+	inputSchema *jsonschema.Schema
+	// nullable holds the places of the arguments that allow null, as
+	// nullablePaths spells them.
+	nullable map[string]bool
+	tool     mcp.Tool
 	// tmpl is the URI template, nil when the command has none (reason and
 	// detail say why).
 	tmpl   *uriTemplate
@@ -71,7 +73,7 @@ type command struct {
 // listed reports whether the plain resource appears in resources/list.
 func (c *command) listed() bool { return c.tmpl != nil && c.tmpl.allOptional() }
 
-func newCommand[A any](scheme, name, description string, live bool, opts []CommandOption) (*command, error) {
+func newCommand[A, R any](scheme, name, description string, live bool, opts []CommandOption) (*command, error) {
 	if !validCommandName(name) {
 		return nil, fmt.Errorf("command name %q: want 1 to 128 of the characters A-Z a-z 0-9 _ - .", name)
 	}
@@ -83,14 +85,17 @@ func newCommand[A any](scheme, name, description string, live bool, opts []Comma
 	for _, o := range opts {
 		o(&cc)
 	}
-	schema, required, err := publishedSchema(argsType)
+	schema, err := publishedSchema(argsType)
 	if err != nil {
 		return nil, fmt.Errorf("command %q: %w", name, err)
 	}
+	compiled, err := compileSchema(schema)
+	if err != nil {
+		return nil, fmt.Errorf("command %q: input schema: %w", name, err)
+	}
 	c := &command{
 		name: name, description: description, live: live, confirm: cc.confirm,
-		argsType: argsType, schema: schema,
-		rules: rulesOf(schema, required), fields: jsonFields(argsType),
+		argsType: argsType, schema: schema, inputSchema: compiled, nullable: nullablePaths(schema),
 		reads: cc.reads, completers: cc.completers,
 	}
 	c.tool = mcp.Tool{
