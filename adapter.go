@@ -162,7 +162,7 @@ func register[A, R any](a *Adapter, name, description string, fn func(context.Co
 	if c.tmpl != nil {
 		a.srv.AddResource(c.resource, a.readHandler(c))
 		a.srv.AddResourceTemplate(
-			mcp.NewResourceTemplate(c.tmpl.raw, name,
+			mcp.NewResourceTemplate(c.tmpl.raw, name, mcp.WithTemplateTitle(c.title),
 				mcp.WithTemplateDescription(description),
 				mcp.WithTemplateMIMEType(mimeJSON)),
 			server.ResourceTemplateHandlerFunc(a.readHandler(c)))

@@ -16,9 +16,27 @@ import (
 type CommandOption func(*commandConfig)
 
 type commandConfig struct {
-	confirm    bool
-	reads      []string
-	completers map[string]Completer
+	confirm      bool
+	reads        []string
+	completers   map[string]Completer
+	title        string
+	noStructured bool
+}
+
+// WithTitle gives the command a title: a short name for people, which
+// clients show instead of the command's name. It is the tool's title, and
+// the title of the command's resource and template.
+func WithTitle(title string) CommandOption {
+	return func(c *commandConfig) { c.title = title }
+}
+
+// WithoutStructuredOutput makes the tool answer with JSON text only. By
+// default a tool whose result type R is a struct publishes R's schema as
+// its outputSchema, and every tool whose result is a JSON object answers
+// with that object as structuredContent too, beside the text. Clients that
+// choke on either can be served without both.
+func WithoutStructuredOutput() CommandOption {
+	return func(c *commandConfig) { c.noStructured = true }
 }
 
 // NeedsConfirmation marks a command whose use a person must confirm. Such a
@@ -38,6 +56,7 @@ func WithReads(keys ...string) CommandOption {
 // command is everything the adapter knows about one declared command.
 type command struct {
 	name        string
+	title       string
 	description string
 	live        bool
 	confirm     bool
@@ -49,7 +68,10 @@ type command struct {
 	// nullable holds the places of the arguments that allow null, as
 	// nullablePaths spells them.
 	nullable map[string]bool
-	tool     mcp.Tool
+	// structured reports that tools/call answers with structuredContent
+	// (an object result only).
+	structured bool
+	tool       mcp.Tool
 	// tmpl is the URI template, nil when the command has none (reason and
 	// detail say why).
 	tmpl   *uriTemplate
@@ -94,18 +116,13 @@ func newCommand[A, R any](scheme, name, description string, live bool, opts []Co
 		return nil, fmt.Errorf("command %q: input schema: %w", name, err)
 	}
 	c := &command{
-		name: name, description: description, live: live, confirm: cc.confirm,
+		name: name, title: cc.title, description: description, live: live, confirm: cc.confirm,
 		argsType: argsType, schema: schema, inputSchema: compiled, nullable: nullablePaths(schema),
-		reads: cc.reads, completers: cc.completers,
+		structured: !cc.noStructured,
+		reads:      cc.reads, completers: cc.completers,
 	}
-	c.tool = mcp.Tool{
-		Name:           name,
-		Description:    description,
-		RawInputSchema: schema,
-		Annotations: mcp.ToolAnnotation{
-			ReadOnlyHint:   mcp.ToBoolPtr(live),
-			IdempotentHint: mcp.ToBoolPtr(live),
-		},
+	if c.tool, err = newTool(c, reflect.TypeFor[R]()); err != nil {
+		return nil, fmt.Errorf("command %q: %w", name, err)
 	}
 	switch {
 	case !live:
@@ -122,10 +139,42 @@ func newCommand[A, R any](scheme, name, description string, live bool, opts []Co
 	}
 	if c.tmpl != nil {
 		c.routeURI = scheme + "://" + name
-		c.resource = mcp.NewResource(c.routeURI, name,
+		c.resource = mcp.NewResource(c.routeURI, name, mcp.WithResourceTitle(c.title),
 			mcp.WithResourceDescription(description), mcp.WithMIMEType(mimeJSON))
 	}
 	return c, nil
+}
+
+// newTool is the MCP tool of c, whose result type is r. Live commands are
+// read-only and idempotent, and say so; other commands are neither.
+//
+// Both schemas are given raw, so that tools/list publishes the exact bytes
+// that arguments are checked against. mcp-go refuses to list a tool that
+// has both a raw and a structured schema (see Tool.MarshalJSON), so the
+// structured ones stay empty: InputSchema.Type included, which mcp.NewTool
+// would set.
+func newTool(c *command, r reflect.Type) (mcp.Tool, error) {
+	t := mcp.Tool{
+		Name:           c.name,
+		Title:          c.title,
+		Description:    c.description,
+		RawInputSchema: c.schema,
+		Annotations: mcp.ToolAnnotation{
+			ReadOnlyHint:   mcp.ToBoolPtr(c.live),
+			IdempotentHint: mcp.ToBoolPtr(c.live),
+		},
+	}
+	if !c.structured {
+		return t, nil
+	}
+	out, ok, err := outputSchema(r)
+	if err != nil {
+		return t, err
+	}
+	if ok {
+		t.RawOutputSchema = out
+	}
+	return t, nil
 }
 
 // variable finds a template variable by name, nil when there is none.
