@@ -29,8 +29,9 @@ func decodeStrict(raw []byte, dst any) error {
 
 // decodeIssues finds the places of v, at path, that Go cannot decode into
 // type t, skipping the places already settled (whose value is known to be
-// of the wrong type). It looks into the properties of plain structs and the
-// items of lists, so that each failure is named where it is.
+// of the wrong type). It looks into the properties of plain structs, the
+// items of lists and the values of maps, so that each failure is named where
+// it is, not at the value that holds it.
 func (c *command) decodeIssues(path []string, t reflect.Type, v any, settled map[string]bool, out *[]issue) {
 	if settled[pathKey(path)] {
 		return
@@ -49,6 +50,12 @@ func (c *command) decodeIssues(path []string, t reflect.Type, v any, settled map
 					continue
 				}
 				c.decodeIssues(at, ft, vv[name], settled, out)
+			}
+			return
+		}
+		if mt := derefType(t); mt.Kind() == reflect.Map && mt.Key().Kind() == reflect.String && !isTextLike(mt) {
+			for _, key := range slices.Sorted(maps.Keys(vv)) {
+				c.decodeIssues(append(slices.Clip(path), key), mt.Elem(), vv[key], settled, out)
 			}
 			return
 		}
@@ -133,8 +140,8 @@ func isPlainStruct(t reflect.Type) bool {
 	return t.Kind() == reflect.Struct && !p.Implements(jsonUnmarshalerType) && !p.Implements(textUnmarshalerType)
 }
 
-// isTextLike reports a list type that encoding/json does not decode item by
-// item: []byte (base64 text) or one that decodes itself.
+// isTextLike reports a list or map type that encoding/json does not decode
+// item by item: []byte (base64 text) or one that decodes itself.
 func isTextLike(t reflect.Type) bool {
 	p := reflect.PointerTo(t)
 	return t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 ||

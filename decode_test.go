@@ -135,3 +135,15 @@ func TestValidateMayReturnAFieldErrorPointer(t *testing.T) {
 		t.Errorf("got %v, want the field kept", err)
 	}
 }
+
+type emptyErrorArgs struct{}
+
+// Validate makes the common slip of returning &errs rather than errs.Err().
+func (emptyErrorArgs) Validate() error { return &ValidationError{} }
+
+func TestAnEmptyValidationErrorPasses(t *testing.T) {
+	c := mustCommand[emptyErrorArgs](t)
+	if _, err := c.decode([]byte(`{}`)); err != nil {
+		t.Errorf("%v, want no error: nothing was named wrong", err)
+	}
+}

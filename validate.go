@@ -107,12 +107,15 @@ func (c *command) check(raw []byte, prior []issue) (any, error) {
 }
 
 // validate runs the arguments type's Validate method, if it has one, on
-// arguments that passed everything else.
+// arguments that passed everything else. An empty *ValidationError (a
+// Validate that returned &errs rather than errs.Err()) names nothing wrong,
+// and passes.
 func (c *command) validate(ptr reflect.Value) (any, error) {
 	if v, ok := ptr.Interface().(validator); ok {
 		if err := v.Validate(); err != nil {
-			verr := asValidationError(err)
-			return nil, &ValidationError{Errors: mergeFieldErrors(verr.Errors)}
+			if fields := mergeFieldErrors(asValidationError(err).Errors); len(fields) > 0 {
+				return nil, &ValidationError{Errors: fields}
+			}
 		}
 	}
 	return ptr.Elem().Interface(), nil
@@ -137,7 +140,7 @@ func (c *command) report(obj map[string]any, issues []issue) *ValidationError {
 		// Go refused the whole, but no part of it: name no field.
 		issues = []issue{{msg: "arguments do not decode into the command's type", rank: rankType}}
 	}
-	fields, failed := fieldErrors(obj, issues)
+	fields, failed := fieldErrors(c.argsType, issues)
 	fields = append(fields, c.validatePartial(obj, failed)...)
 	return &ValidationError{Errors: capFieldErrors(mergeFieldErrors(fields))}
 }
@@ -263,23 +266,28 @@ func isIndex(s string) bool {
 	return err == nil
 }
 
-// fieldErrors turns settled issues into field errors and says which places
-// failed. An issue's field is the deepest property on its path before any
-// list: a variable of a flattened struct is named by its own name, as the
-// template names it; an item of a list by its list, with the item's index
-// in the message ("item 2 must be at least 1").
-func fieldErrors(obj map[string]any, issues []issue) ([]FieldError, failedPlaces) {
+// fieldErrors turns settled issues about arguments of type t into field
+// errors and says which places failed. An issue's field is the deepest
+// struct field on its path: a variable of a flattened struct is named by its
+// own name, as the template names it; an item of a list or a value of a map
+// by the list or map, with the item's index or the key in the message
+// ("item 2 must be at least 1", "key a must be a string").
+func fieldErrors(t reflect.Type, issues []issue) ([]FieldError, failedPlaces) {
 	failed := failedPlaces{names: map[string]bool{}}
 	out := make([]FieldError, 0, len(issues))
 	for _, is := range issues {
-		depth := fieldDepth(obj, is.path)
+		depth, holder := fieldDepth(t, is.path)
 		if depth == 0 {
 			out = append(out, FieldError{Message: is.msg})
 			continue
 		}
 		field, msg := is.path[depth-1], is.msg
 		if rest := is.path[depth:]; len(rest) > 0 {
-			msg = "item " + strings.Join(rest, "/") + " " + msg
+			word := "item "
+			if holder == reflect.Map {
+				word = "key "
+			}
+			msg = word + strings.Join(rest, "/") + " " + msg
 		}
 		out = append(out, FieldError{Field: field, Message: msg})
 		place := is.path[:depth]
@@ -294,18 +302,21 @@ func fieldErrors(obj map[string]any, issues []issue) ([]FieldError, failedPlaces
 	return out, failed
 }
 
-// fieldDepth is how many elements of path lead to its field: up to, not
-// into, the first list.
-func fieldDepth(obj map[string]any, path []string) int {
-	var v any = obj
+// fieldDepth is how many elements of path lead to its field, following the
+// fields of plain structs from t, and the kind of the value the field holds
+// the rest of the path in (a list or a map), if any.
+func fieldDepth(t reflect.Type, path []string) (int, reflect.Kind) {
 	for i, el := range path {
-		if _, isList := v.([]any); isList {
-			return i
+		if !isPlainStruct(t) {
+			return i, derefType(t).Kind()
 		}
-		m, _ := v.(map[string]any)
-		v = m[el]
+		ft, ok := jsonFields(t)[el]
+		if !ok {
+			return i + 1, reflect.Invalid // a property no field has
+		}
+		t = ft
 	}
-	return len(path)
+	return len(path), reflect.Invalid
 }
 
 // mergeFieldErrors makes one FieldError per field, in the order the fields

@@ -64,8 +64,10 @@ func (a kwArgs) Validate() error {
 
 // kwListArgs has the keywords of lists: a tool only.
 type kwListArgs struct {
-	IDs  []int    `json:"ids" jsonschema:"minItems=1,maxItems=3,uniqueItems=true,minimum=1"`
-	Tags []string `json:"tags,omitempty" jsonschema:"pattern=^[a-z]+$"`
+	IDs    []int          `json:"ids" jsonschema:"minItems=1,maxItems=3,uniqueItems=true,minimum=1"`
+	Tags   []string       `json:"tags,omitempty" jsonschema:"pattern=^[a-z]+$"`
+	Labels map[string]int `json:"labels,omitempty"`
+	Sizes  []int8         `json:"sizes,omitempty"`
 }
 
 func kwAdapter() *adapter.Adapter {
@@ -206,6 +208,8 @@ func TestSchemaKeywordsOfLists(t *testing.T) {
 		{`{"ids":[1,"x"]}`, []adapter.FieldError{fe("ids", "item 1 must be an integer")}},
 		{`{"ids":[1],"tags":["ok","No"]}`, []adapter.FieldError{fe("tags", `item 1 must match the pattern "^[a-z]+$"`)}},
 		{`{"ids":"1"}`, []adapter.FieldError{fe("ids", "must be a list")}},
+		{`{"ids":[1],"labels":{"a":"x","b":2}}`, []adapter.FieldError{fe("labels", "key a must be an integer")}},
+		{`{"ids":[1],"sizes":[1,300]}`, []adapter.FieldError{fe("sizes", "item 1 must be between -128 and 127")}},
 		{`{"tags":[]}`, []adapter.FieldError{fe("ids", "is required")}},
 		{`{"ids":[1],"extra":true}`, []adapter.FieldError{fe("extra", "is not an argument of this command")}},
 		{`{"ids":[1,2,3,4,4,0,"x"]}`, []adapter.FieldError{
