@@ -136,7 +136,7 @@ func register[A, R any](a *Adapter, name, description string, fn func(context.Co
 	if fn == nil {
 		panic(fmt.Sprintf("adapter: command %q: nil function", name))
 	}
-	c, err := newCommand[A](a.cfg.scheme, name, description, live, opts)
+	c, err := newCommand[A, R](a.cfg.scheme, name, description, live, opts)
 	if err != nil {
 		panic("adapter: " + err.Error())
 	}
@@ -162,7 +162,7 @@ func register[A, R any](a *Adapter, name, description string, fn func(context.Co
 	if c.tmpl != nil {
 		a.srv.AddResource(c.resource, a.readHandler(c))
 		a.srv.AddResourceTemplate(
-			mcp.NewResourceTemplate(c.tmpl.raw, name,
+			mcp.NewResourceTemplate(c.tmpl.raw, name, mcp.WithTemplateTitle(c.title),
 				mcp.WithTemplateDescription(description),
 				mcp.WithTemplateMIMEType(mimeJSON)),
 			server.ResourceTemplateHandlerFunc(a.readHandler(c)))

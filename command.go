@@ -7,6 +7,7 @@ import (
 	"reflect"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mcplive/adapter/middleware"
 )
@@ -15,9 +16,27 @@ import (
 type CommandOption func(*commandConfig)
 
 type commandConfig struct {
-	confirm    bool
-	reads      []string
-	completers map[string]Completer
+	confirm      bool
+	reads        []string
+	completers   map[string]Completer
+	title        string
+	noStructured bool
+}
+
+// WithTitle gives the command a title: a short name for people, which
+// clients show instead of the command's name. It is the tool's title, and
+// the title of the command's resource and template.
+func WithTitle(title string) CommandOption {
+	return func(c *commandConfig) { c.title = title }
+}
+
+// WithoutStructuredOutput makes the tool answer with JSON text only. By
+// default a tool whose result type R is a struct publishes R's schema as
+// its outputSchema, and every tool whose result is a JSON object answers
+// with that object as structuredContent too, beside the text. Clients that
+// choke on either can be served without both.
+func WithoutStructuredOutput() CommandOption {
+	return func(c *commandConfig) { c.noStructured = true }
 }
 
 // NeedsConfirmation marks a command whose use a person must confirm. Such a
@@ -37,17 +56,22 @@ func WithReads(keys ...string) CommandOption {
 // command is everything the adapter knows about one declared command.
 type command struct {
 	name        string
+	title       string
 	description string
 	live        bool
 	confirm     bool
 	argsType    reflect.Type
-	// schema is the input schema exactly as tools/list publishes it.
-	schema json.RawMessage
-	// rules are the checks decoding makes beyond encoding/json's, and
-	// fields the Go type of each argument, by JSON name.
-	rules  argRules
-	fields map[string]reflect.Type
-	tool   mcp.Tool
+	// schema is the input schema exactly as tools/list publishes it, and
+	// inputSchema the same compiled to check arguments (validate.go).
+	schema      json.RawMessage
+	inputSchema *jsonschema.Schema
+	// nullable holds the places of the arguments that allow null, as
+	// nullablePaths spells them.
+	nullable map[string]bool
+	// structured reports that tools/call answers with structuredContent
+	// (an object result only).
+	structured bool
+	tool       mcp.Tool
 	// tmpl is the URI template, nil when the command has none (reason and
 	// detail say why).
 	tmpl   *uriTemplate
@@ -71,7 +95,7 @@ type command struct {
 // listed reports whether the plain resource appears in resources/list.
 func (c *command) listed() bool { return c.tmpl != nil && c.tmpl.allOptional() }
 
-func newCommand[A any](scheme, name, description string, live bool, opts []CommandOption) (*command, error) {
+func newCommand[A, R any](scheme, name, description string, live bool, opts []CommandOption) (*command, error) {
 	if !validCommandName(name) {
 		return nil, fmt.Errorf("command name %q: want 1 to 128 of the characters A-Z a-z 0-9 _ - .", name)
 	}
@@ -83,24 +107,22 @@ func newCommand[A any](scheme, name, description string, live bool, opts []Comma
 	for _, o := range opts {
 		o(&cc)
 	}
-	schema, required, err := publishedSchema(argsType)
+	schema, err := publishedSchema(argsType)
 	if err != nil {
 		return nil, fmt.Errorf("command %q: %w", name, err)
 	}
-	c := &command{
-		name: name, description: description, live: live, confirm: cc.confirm,
-		argsType: argsType, schema: schema,
-		rules: rulesOf(schema, required), fields: jsonFields(argsType),
-		reads: cc.reads, completers: cc.completers,
+	compiled, err := compileSchema(schema)
+	if err != nil {
+		return nil, fmt.Errorf("command %q: input schema: %w", name, err)
 	}
-	c.tool = mcp.Tool{
-		Name:           name,
-		Description:    description,
-		RawInputSchema: schema,
-		Annotations: mcp.ToolAnnotation{
-			ReadOnlyHint:   mcp.ToBoolPtr(live),
-			IdempotentHint: mcp.ToBoolPtr(live),
-		},
+	c := &command{
+		name: name, title: cc.title, description: description, live: live, confirm: cc.confirm,
+		argsType: argsType, schema: schema, inputSchema: compiled, nullable: nullablePaths(schema),
+		structured: !cc.noStructured,
+		reads:      cc.reads, completers: cc.completers,
+	}
+	if c.tool, err = newTool(c, reflect.TypeFor[R]()); err != nil {
+		return nil, fmt.Errorf("command %q: %w", name, err)
 	}
 	switch {
 	case !live:
@@ -117,10 +139,42 @@ func newCommand[A any](scheme, name, description string, live bool, opts []Comma
 	}
 	if c.tmpl != nil {
 		c.routeURI = scheme + "://" + name
-		c.resource = mcp.NewResource(c.routeURI, name,
+		c.resource = mcp.NewResource(c.routeURI, name, mcp.WithResourceTitle(c.title),
 			mcp.WithResourceDescription(description), mcp.WithMIMEType(mimeJSON))
 	}
 	return c, nil
+}
+
+// newTool is the MCP tool of c, whose result type is r. Live commands are
+// read-only and idempotent, and say so; other commands are neither.
+//
+// Both schemas are given raw, so that tools/list publishes the exact bytes
+// that arguments are checked against. mcp-go refuses to list a tool that
+// has both a raw and a structured schema (see Tool.MarshalJSON), so the
+// structured ones stay empty: InputSchema.Type included, which mcp.NewTool
+// would set.
+func newTool(c *command, r reflect.Type) (mcp.Tool, error) {
+	t := mcp.Tool{
+		Name:           c.name,
+		Title:          c.title,
+		Description:    c.description,
+		RawInputSchema: c.schema,
+		Annotations: mcp.ToolAnnotation{
+			ReadOnlyHint:   mcp.ToBoolPtr(c.live),
+			IdempotentHint: mcp.ToBoolPtr(c.live),
+		},
+	}
+	if !c.structured {
+		return t, nil
+	}
+	out, ok, err := outputSchema(r)
+	if err != nil {
+		return t, err
+	}
+	if ok {
+		t.RawOutputSchema = out
+	}
+	return t, nil
 }
 
 // variable finds a template variable by name, nil when there is none.

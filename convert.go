@@ -3,7 +3,6 @@ package adapter
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -35,6 +34,8 @@ import (
 // Every failing variable is reported, in template order (path, then query),
 // as one FieldError of the returned *ValidationError; a required variable
 // missing from values and a key that names no variable are failures too.
+// The arguments are still returned then, without the failed variables, so
+// that the rest can be checked too (see command.argsFromURI).
 //
 // The arguments are rebuilt in the command's shape: a variable with a parent
 // goes into an object under the parent's name, an absent optional variable
@@ -76,13 +77,13 @@ func (t *uriTemplate) convert(values map[string]string) (json.RawMessage, *Valid
 	if known < len(values) {
 		errs = append(errs, t.unknownVariables(values)...)
 	}
-	if len(errs) > 0 {
-		return nil, &ValidationError{Errors: errs}
-	}
 	slices.SortFunc(fields, compareFields)
 	out := writeObject(fields, text)
 	if len(t.requiredParents) > 0 {
 		out = t.withRequiredParents(out, fields)
+	}
+	if len(errs) > 0 {
+		return out, &ValidationError{Errors: errs}
 	}
 	return out, nil
 }
@@ -220,19 +221,6 @@ func appendValue(dst []byte, v *variable, s string) ([]byte, string) {
 	}
 }
 
-// enumMessage lists the constants an enum value must be one of.
-func enumMessage(enum []string) string {
-	var b strings.Builder
-	b.WriteString("must be one of ")
-	for i, c := range enum {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(strconv.Quote(c))
-	}
-	return b.String()
-}
-
 // appendInteger appends the canonical decimal text of the integer s (no
 // leading zeros, no "-0"), bounded by the Go kind of its field. Digits are
 // copied exactly, never through a float64, so 9007199254740993 stays itself.
@@ -263,10 +251,7 @@ func appendInteger(dst []byte, kind reflect.Kind, s, orNull string) ([]byte, str
 		}
 	}
 	if !inRange {
-		if signed {
-			return dst, fmt.Sprintf("must be between %d and %d", int64(-1)<<(bits-1), uint64(1)<<(bits-1)-1)
-		}
-		return dst, fmt.Sprintf("must be between 0 and %d", uint64(math.MaxUint64)>>(64-bits))
+		return dst, intRangeMessage(kind)
 	}
 	if neg && mag != 0 {
 		dst = append(dst, '-')
@@ -317,10 +302,7 @@ func appendNumber(dst []byte, kind reflect.Kind, s, orNull string) ([]byte, stri
 		// A syntax error, or ErrRange with f = ±Inf: underflow to zero
 		// is no error.
 		if math.IsInf(f, 0) {
-			if bits == 32 {
-				return dst, "must be between -3.4028235e+38 and 3.4028235e+38"
-			}
-			return dst, "must be a finite number"
+			return dst, floatRangeMessage(kind)
 		}
 		return dst, "must be a number" + orNull
 	}

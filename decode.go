@@ -5,78 +5,131 @@ import (
 	"encoding"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 )
 
-// validator is what an arguments type implements to check itself.
-type validator interface{ Validate() error }
-
-// decode turns canonical JSON arguments into a value of the command's
-// arguments type and runs its validation. Everything wrong is reported at
-// once, each with the argument it concerns: properties that are no
-// argument, required ones missing or null, values of the wrong type,
-// strings that are not one of an enum's constants. Validate runs only on
-// arguments that passed all that.
-func (c *command) decode(raw []byte) (any, error) {
-	var present map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &present); err != nil || present == nil {
-		return nil, &ValidationError{Errors: []FieldError{{Message: "arguments must be a JSON object"}}}
+// decodeStrict decodes raw into dst as encoding/json does, refusing unknown
+// fields and trailing data.
+func decodeStrict(raw []byte, dst any) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return err
 	}
-	ptr := reflect.New(c.argsType)
-	var errs ValidationError
-	if decodeStrict(raw, ptr.Interface()) != nil {
-		// The whole decode stops at the first problem; decode each argument
-		// on its own to name every one.
-		c.fieldErrors(present, &errs)
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("more than one JSON value")
 	}
-	for _, name := range c.rules.required {
-		if v, ok := present[name]; !ok || isNull(v) && !c.rules.nullable[name] {
-			errs.Add(name, "is required")
-		}
-	}
-	errs.Errors = append(errs.Errors, c.checkEnums(present)...)
-	if err := errs.Err(); err != nil {
-		return nil, err
-	}
-	if v, ok := ptr.Interface().(validator); ok {
-		if err := v.Validate(); err != nil {
-			return nil, asValidationError(err)
-		}
-	}
-	return ptr.Elem().Interface(), nil
+	return nil
 }
 
-// fieldErrors decodes each argument on its own into its field's type and
-// records what fails, in name order, looking into struct arguments' own
-// fields so that every bad variable of a flattened struct is named too.
-func (c *command) fieldErrors(present map[string]json.RawMessage, errs *ValidationError) {
-	fieldErrorsOf(c.fields, present, errs)
-}
-
-func fieldErrorsOf(fields map[string]reflect.Type, present map[string]json.RawMessage, errs *ValidationError) {
-	for _, name := range slices.Sorted(maps.Keys(present)) {
-		ft, ok := fields[name]
-		if !ok {
-			errs.Add(name, "is not an argument of this command")
-			continue
-		}
-		var inner map[string]json.RawMessage
-		if isPlainStruct(ft) && json.Unmarshal(present[name], &inner) == nil && inner != nil {
-			fieldErrorsOf(jsonFields(ft), inner, errs)
-			continue
-		}
-		if err := decodeStrict(present[name], reflect.New(ft).Interface()); err != nil {
-			if err.Field == "" {
-				err.Field = name
+// decodeIssues finds the places of v, at path, that Go cannot decode into
+// type t, skipping the places already settled (whose value is known to be
+// of the wrong type). It looks into the properties of plain structs, the
+// items of lists and the values of maps, so that each failure is named where
+// it is, not at the value that holds it.
+func (c *command) decodeIssues(path []string, t reflect.Type, v any, settled map[string]bool, out *[]issue) {
+	if settled[pathKey(path)] {
+		return
+	}
+	switch vv := v.(type) {
+	case map[string]any:
+		if isPlainStruct(t) {
+			fields := jsonFields(t)
+			for _, name := range slices.Sorted(maps.Keys(vv)) {
+				at := append(slices.Clip(path), name)
+				ft, ok := fields[name]
+				if !ok {
+					if !settled[pathKey(at)] {
+						*out = append(*out, issue{path: at, msg: "is not an argument of this command", rank: rankDecode})
+					}
+					continue
+				}
+				c.decodeIssues(at, ft, vv[name], settled, out)
 			}
-			errs.Errors = append(errs.Errors, *err)
+			return
+		}
+		if mt := derefType(t); mt.Kind() == reflect.Map && mt.Key().Kind() == reflect.String && !isTextLike(mt) {
+			for _, key := range slices.Sorted(maps.Keys(vv)) {
+				c.decodeIssues(append(slices.Clip(path), key), mt.Elem(), vv[key], settled, out)
+			}
+			return
+		}
+	case []any:
+		if et := derefType(t); (et.Kind() == reflect.Slice || et.Kind() == reflect.Array) && !isTextLike(et) {
+			for i, item := range vv {
+				c.decodeIssues(append(slices.Clip(path), strconv.Itoa(i)), et.Elem(), item, settled, out)
+			}
+			return
 		}
 	}
+	b, err := json.Marshal(v)
+	if err == nil {
+		err = decodeStrict(b, reflect.New(t).Interface())
+	}
+	if err != nil {
+		*out = append(*out, issue{path: path, msg: c.goMessage(path, t, v, err), rank: rankDecode})
+	}
+}
+
+// goMessage says why Go could not decode v into type t, in the words a
+// read's conversion uses for the same value.
+func (c *command) goMessage(path []string, t reflect.Type, v any, err error) string {
+	orNull := ""
+	if len(path) <= 2 && c.nullable[strings.Join(path, "/")] {
+		orNull = " or null"
+	}
+	t = derefType(t)
+	p := reflect.PointerTo(t)
+	if p.Implements(jsonUnmarshalerType) || p.Implements(textUnmarshalerType) {
+		// time.Time, say: its parser's words are about Go, not the value.
+		return "must be a valid " + t.String() + orNull
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return "has a property that is not allowed: " + name
+	}
+	num, isNumber := v.(json.Number)
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		if isNumber && isIntegerLiteral(string(num)) {
+			return intRangeMessage(t.Kind())
+		}
+		return "must be an integer" + orNull
+	case reflect.Float32, reflect.Float64:
+		if isNumber {
+			return floatRangeMessage(t.Kind())
+		}
+		return "must be a number" + orNull
+	case reflect.Bool:
+		return "must be true or false" + orNull
+	case reflect.String:
+		return "must be a string" + orNull
+	case reflect.Slice, reflect.Array:
+		return "must be a list" + orNull
+	case reflect.Map, reflect.Struct:
+		return "must be an object" + orNull
+	}
+	return "must be a value of type " + t.String()
+}
+
+// isIntegerLiteral reports an optional "-" and decimal digits: a number Go
+// refuses for an integer field only because it is out of range.
+func isIntegerLiteral(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // isPlainStruct reports a struct (or pointer to one) that encoding/json
@@ -87,81 +140,15 @@ func isPlainStruct(t reflect.Type) bool {
 	return t.Kind() == reflect.Struct && !p.Implements(jsonUnmarshalerType) && !p.Implements(textUnmarshalerType)
 }
 
-// decodeStrict decodes raw into dst, refusing unknown fields and trailing
-// data, and describes a failure as a field error. Its Field is the innermost
-// property concerned, "" when the error names none.
-func decodeStrict(raw []byte, dst any) *FieldError {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(dst)
-	if err == nil {
-		if _, extra := dec.Token(); extra != io.EOF {
-			return &FieldError{Message: "must be one JSON value"}
-		}
-		return nil
-	}
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &typeErr) {
-		field := typeErr.Field
-		if i := strings.LastIndexByte(field, '.'); i >= 0 {
-			field = field[i+1:]
-		}
-		return &FieldError{Field: field, Message: "must be " + jsonTypeName(typeErr.Type)}
-	}
-	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return &FieldError{Field: strings.Trim(name, `"`), Message: "is not an argument of this command"}
-	}
-	// A type that decodes itself (time.Time, say) failed: its message is
-	// the parser's, which says more about Go than about the argument.
-	return &FieldError{Message: "must be " + jsonTypeName(reflect.TypeOf(dst).Elem())}
+// isTextLike reports a list or map type that encoding/json does not decode
+// item by item: []byte (base64 text) or one that decodes itself.
+func isTextLike(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 ||
+		p.Implements(jsonUnmarshalerType) || p.Implements(textUnmarshalerType)
 }
 
 var (
 	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
-
-// jsonTypeName names what a value of Go type t must look like in JSON.
-func jsonTypeName(t reflect.Type) string {
-	t = derefType(t)
-	if reflect.PointerTo(t).Implements(jsonUnmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType) {
-		return "a valid " + t.String()
-	}
-	switch t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return fmt.Sprintf("an integer that fits %v", t.Kind())
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.String:
-		return "a string"
-	case reflect.Slice, reflect.Array:
-		return "a list"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	}
-	return "a value of type " + t.String()
-}
-
-// checkEnums reports the enum-constrained arguments whose value is not one
-// of the constants. null and absent values are left to the other checks.
-func (c *command) checkEnums(present map[string]json.RawMessage) []FieldError {
-	var fields []FieldError
-	for _, r := range c.rules.enums {
-		obj := present
-		if r.parent != "" {
-			obj = nil
-			_ = json.Unmarshal(present[r.parent], &obj)
-		}
-		var s string
-		if v, ok := obj[r.name]; !ok || json.Unmarshal(v, &s) != nil || slices.Contains(r.allowed, s) {
-			continue
-		}
-		fields = append(fields, FieldError{Field: r.name, Message: enumMessage(r.allowed)})
-	}
-	return fields
-}
-
-func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }

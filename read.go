@@ -88,9 +88,9 @@ func (a *Adapter) resolve(ctx context.Context, uri string) *readState {
 		st.err = err
 		return st
 	}
-	args, verr := c.tmpl.convert(values)
-	if verr != nil {
-		st.err = verr
+	args, err := c.argsFromURI(values)
+	if err != nil {
+		st.err = err
 		return st
 	}
 	st.args = args

@@ -1,7 +1,6 @@
 package adapter
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -11,19 +10,42 @@ import (
 	"github.com/invopop/jsonschema"
 )
 
+// reflectSchema reflects t with invopop/jsonschema the way the adapter
+// publishes schemas: a top-level object with every type spelled out in
+// place, so that a client needs no reference resolution. A recursive type
+// cannot be spelled out (invopop would never finish), so it alone is
+// reflected with references into $defs.
+func reflectSchema(t reflect.Type) *jsonschema.Schema {
+	var s *jsonschema.Schema
+	if !isRecursive(t) {
+		r := jsonschema.Reflector{ExpandedStruct: true, DoNotReference: true}
+		s = r.ReflectFromType(t)
+	} else {
+		// invopop then answers {"$ref": "#/$defs/T", "$defs": {...}}. The
+		// top level must be the object itself, and T's own references to
+		// itself must still resolve: T's definition, with the $defs beside.
+		s = (&jsonschema.Reflector{}).ReflectFromType(t)
+		if def, ok := s.Definitions[strings.TrimPrefix(s.Ref, "#/$defs/")]; ok {
+			top := *def
+			top.Definitions = s.Definitions
+			s = &top
+		}
+	}
+	// A tool's schema is a document of its own; the draft and id that
+	// invopop adds name the Go package, which is none of the agent's concern.
+	s.Version, s.ID = "", ""
+	return s
+}
+
 // publishedSchema reflects the input schema of an arguments type, as
-// tools/list will publish it, and the top-level properties it requires.
+// tools/list will publish it.
 //
 // invopop marks every field without omitempty required, pointers included.
 // A pointer is Go's optional value, so pointer fields are taken out of the
 // required lists, at every level: a nil pointer is what an absent argument
 // decodes to.
-func publishedSchema(t reflect.Type) (json.RawMessage, []string, error) {
-	r := jsonschema.Reflector{ExpandedStruct: true, DoNotReference: true}
-	s := r.ReflectFromType(t)
-	// The tool's schema is a document of its own; the draft and id that
-	// invopop adds name the Go package, which is none of the agent's concern.
-	s.Version, s.ID = "", ""
+func publishedSchema(t reflect.Type) (json.RawMessage, error) {
+	s := reflectSchema(t)
 	if s.Properties == nil || s.Properties.Len() == 0 {
 		// An empty struct still takes an object; say so explicitly so that
 		// clients render a form with no fields rather than "anything".
@@ -32,9 +54,9 @@ func publishedSchema(t reflect.Type) (json.RawMessage, []string, error) {
 	optionalPointers(s, t)
 	b, err := json.Marshal(s)
 	if err != nil {
-		return nil, nil, fmt.Errorf("input schema: %w", err)
+		return nil, fmt.Errorf("input schema: %w", err)
 	}
-	return b, s.Required, nil
+	return b, nil
 }
 
 // optionalPointers removes the pointer fields of struct type t from the
@@ -64,58 +86,67 @@ func derefType(t reflect.Type) reflect.Type {
 	return t
 }
 
-// argRules are what decoding checks beyond what encoding/json does, read
-// from the published schema so that a tools/call is held to the same rules
-// as a read's conversion.
-type argRules struct {
-	// required lists the top-level properties the schema requires.
-	required []string
-	// nullable holds the top-level properties whose schema allows null.
-	nullable map[string]bool
-	// enums are the enum constraints, which Go's decoding of a string does
-	// not check.
-	enums []enumRule
+// isRecursive reports whether t contains itself: a struct type reachable
+// from its own fields, through pointers, slices, arrays and maps.
+func isRecursive(t reflect.Type) bool {
+	return reaches(t, map[reflect.Type]bool{})
 }
 
-// enumRule is one enum constraint of the input schema: the property name
-// (inside the object parent, when parent is not "") and its constants.
-type enumRule struct {
-	parent, name string
-	allowed      []string
+func reaches(t reflect.Type, onPath map[reflect.Type]bool) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return reaches(t.Elem(), onPath)
+	case reflect.Map:
+		return reaches(t.Key(), onPath) || reaches(t.Elem(), onPath)
+	case reflect.Struct:
+		if onPath[t] {
+			return true
+		}
+		onPath[t] = true
+		defer delete(onPath, t)
+		for i := range t.NumField() {
+			if reaches(t.Field(i).Type, onPath) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
-// rulesOf collects the argument rules of a published schema: the top-level
-// properties and those of their objects, one level down, the shapes a
-// template has.
-func rulesOf(schema json.RawMessage, required []string) argRules {
-	rules := argRules{required: required, nullable: map[string]bool{}}
+// nullablePaths lists the places of a published input schema that allow
+// null: top-level properties and, one level down, the properties of their
+// objects (the shapes a template has), as "name" and "parent/name". Go's
+// decoding reports a bad value there as "... or null", as a read's
+// conversion does.
+func nullablePaths(schema json.RawMessage) map[string]bool {
+	paths := map[string]bool{}
 	root, err := parseSchema(schema)
 	if err != nil {
-		return rules
+		return paths
 	}
-	collect := func(parent string, props map[string]json.RawMessage) {
-		for name, raw := range props {
-			n, err := parseSchema(raw)
-			if err != nil {
-				continue
-			}
-			kind, allowed, nullable, ok := n.scalar()
-			if parent == "" && (nullable || n.any || slices.Contains(n.types(), "null")) {
-				rules.nullable[name] = true
-			}
-			if ok && kind == kindEnum {
-				rules.enums = append(rules.enums, enumRule{parent: parent, name: name, allowed: allowed})
-			}
-		}
-	}
-	collect("", root.Properties)
 	for name, raw := range root.Properties {
-		if n, err := parseSchema(raw); err == nil && n.isObject() {
-			collect(name, n.Properties)
+		n, err := parseSchema(raw)
+		if err != nil {
+			continue
+		}
+		if n.allowsNull() {
+			paths[name] = true
+		}
+		if !n.isObject() {
+			continue
+		}
+		for sub, raw := range n.Properties {
+			if s, err := parseSchema(raw); err == nil && s.allowsNull() {
+				paths[name+"/"+sub] = true
+			}
 		}
 	}
-	slices.SortFunc(rules.enums, func(a, b enumRule) int {
-		return cmp.Or(strings.Compare(a.parent, b.parent), strings.Compare(a.name, b.name))
-	})
-	return rules
+	return paths
+}
+
+// allowsNull reports a schema under which null is valid, as far as its type
+// says.
+func (n *schemaNode) allowsNull() bool {
+	_, _, nullable, _ := n.scalar()
+	return nullable || n.any || slices.Contains(n.types(), "null")
 }

@@ -91,7 +91,7 @@ type (
 
 func derive[A any](t *testing.T) (*uriTemplate, Reason, string) {
 	t.Helper()
-	c, err := newCommand[A]("app", "cmd", "", true, nil)
+	c, err := newCommand[A, any]("app", "cmd", "", true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,9 +29,9 @@ func (a *Adapter) toolHandler(c *command) server.ToolHandlerFunc {
 			return a.toolError(ctx, c, fmt.Errorf("encoding the result: %w", err)), nil
 		}
 		out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(b))}}
-		if len(b) > 0 && b[0] == '{' {
-			// structuredContent must be an object; a list or a scalar result
-			// stays in the text content only.
+		if c.structured && len(b) > 0 && b[0] == '{' {
+			// structuredContent must be an object; a list, a scalar or a nil
+			// pointer result stays in the text content only.
 			out.StructuredContent = json.RawMessage(b)
 		}
 		return out, nil

@@ -99,8 +99,10 @@ func TestReadErrorsAreTheWireErrors(t *testing.T) {
 			if werr == nil || werr.Code != mcp.INVALID_PARAMS {
 				t.Fatalf("ReadRaw = %v, want -32602", werr)
 			}
-			if fields := werr.FieldErrors(); len(fields) != 1 || fields[0].Field != "sort" {
-				t.Errorf("FieldErrors = %+v, want the enum's", fields)
+			// The enum's failure, and what Validate says of per_page, which
+			// converted: every bad field in one answer.
+			if fields := werr.FieldErrors(); len(fields) != 2 || fields[0].Field != "sort" || fields[1].Field != "per_page" {
+				t.Errorf("FieldErrors = %+v, want the enum's, then Validate's", fields)
 			}
 			_, werr = c.ReadRaw("app://items_index?per_page=500")
 			want := adapter.FieldError{Field: "per_page", Message: "must be between 1 and 100"}

@@ -94,12 +94,15 @@ func firstOf(v any) any {
 	return v
 }
 
-func benchRead(b *testing.B, srv *server.MCPServer) {
+func benchRead(b *testing.B, srv *server.MCPServer) { benchReadQuery(b, srv, "") }
+
+// benchReadQuery reads app://items_show/{1..64} with query appended.
+func benchReadQuery(b *testing.B, srv *server.MCPServer, query string) {
 	c := connect(b, srv)
 	ctx := context.Background()
 	uris := make([]string, 64)
 	for i := range uris {
-		uris[i] = "app://items_show/" + strconv.Itoa(i+1)
+		uris[i] = "app://items_show/" + strconv.Itoa(i+1) + query
 	}
 	req := mcp.ReadResourceRequest{}
 	b.ReportAllocs()
@@ -114,6 +117,29 @@ func benchRead(b *testing.B, srv *server.MCPServer) {
 			b.Fatalf("%d contents", len(res.Contents))
 		}
 	}
+}
+
+// checkedArgs are arguments whose schema has a keyword of each kind the
+// adapter enforces on a read: bounds, a length, a pattern, an enum, a format.
+type checkedArgs struct {
+	ID      int64  `json:"id" jsonschema:"minimum=1"`
+	Page    *int   `json:"page,omitempty" jsonschema:"minimum=1"`
+	PerPage *int   `json:"per_page,omitempty" jsonschema:"minimum=1,maximum=100"`
+	Search  string `json:"search,omitempty" jsonschema:"maxLength=200,pattern=^[a-z ]*$"`
+	Sort    string `json:"sort,omitempty" jsonschema:"enum=name,enum=created_at"`
+	Day     string `json:"day,omitempty" jsonschema:"format=date"`
+}
+
+// BenchmarkReadAdapterChecked is ReadAdapter with five more query variables,
+// each held to its schema on every read: what validation adds to a read.
+// The native template it compares with checks nothing.
+func BenchmarkReadAdapterChecked(b *testing.B) {
+	srv := server.NewMCPServer("bench", "1")
+	a := adapter.Wrap(srv)
+	adapter.Live(a, "items_show", "One item.", func(ctx context.Context, args checkedArgs) (item, error) {
+		return show(ctx, showArgs{ID: args.ID})
+	})
+	benchReadQuery(b, srv, "?day=2024-05-31&page=2&per_page=50&search=ada%20lovelace&sort=name")
 }
 
 func BenchmarkReadAdapter(b *testing.B)        { benchRead(b, adapterServer(1)) }

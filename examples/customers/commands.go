@@ -198,8 +198,8 @@ func (s *shop) createOrder(ctx context.Context, args CreateOrderArgs) (Order, er
 	return o, nil
 }
 
-// fieldError is a validation error found by the database rather than by
-// Validate: the agent sees it exactly like one from Validate.
+// fieldError is a validation error of one field, from Validate or found by
+// the database: the agent sees both alike, as it sees the schema's.
 func fieldError(field, message string) error {
 	return &adapter.ValidationError{Errors: []adapter.FieldError{{Field: field, Message: message}}}
 }

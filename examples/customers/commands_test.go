@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/mcplive/adapter"
@@ -18,7 +19,7 @@ func newTestShop(t *testing.T) *shop {
 }
 
 // wantFields checks that err is a validation error naming exactly fields, in
-// order: Validate must report every bad field, not just the first.
+// order: every bad field is reported, not just the first.
 func wantFields(t *testing.T, err error, fields ...string) {
 	t.Helper()
 	var ve *adapter.ValidationError
@@ -77,13 +78,24 @@ func TestIndex(t *testing.T) {
 	}
 }
 
-func TestIndexValidate(t *testing.T) {
-	if err := (IndexArgs{Page: new(3), PerPage: new(100), Sort: SortByName, Direction: Ascending}).Validate(); err != nil {
+// call runs the command name with args as the adapter does for an agent:
+// held to the published schema, then to Validate.
+func call(t *testing.T, s *shop, name string, args any) error {
+	t.Helper()
+	_, err := s.a.Call(t.Context(), name, args)
+	return err
+}
+
+// The schema's tags hold customers_index's arguments: nothing else does.
+func TestIndexArguments(t *testing.T) {
+	s := newTestShop(t)
+	if err := call(t, s, "customers_index", IndexArgs{Page: new(3), PerPage: new(100), Sort: SortByName, Direction: Ascending}); err != nil {
 		t.Errorf("valid arguments: %v", err)
 	}
-	wantFields(t, IndexArgs{Sort: "email", Direction: "up", Page: new(0), PerPage: new(0)}.Validate(),
-		"sort", "direction", "page", "per_page")
-	wantFields(t, IndexArgs{PerPage: new(101)}.Validate(), "per_page")
+	wantFields(t, call(t, s, "customers_index", IndexArgs{Sort: "email", Direction: "up", Page: new(0), PerPage: new(0)}),
+		"direction", "page", "per_page", "sort")
+	wantFields(t, call(t, s, "customers_index", IndexArgs{PerPage: new(101)}), "per_page")
+	wantFields(t, call(t, s, "customers_index", IndexArgs{Search: strings.Repeat("a", 201)}), "search")
 }
 
 func TestShow(t *testing.T) {
@@ -117,11 +129,15 @@ func TestOrdersBetween(t *testing.T) {
 		t.Errorf("total %d, sum of orders %d", res.TotalAmountCents, sum)
 	}
 
-	if err := (OrdersBetweenArgs{From: "2024-01-01", To: "2024-01-01"}).Validate(); err != nil {
+	if err := call(t, s, "orders_between", OrdersBetweenArgs{From: "2024-01-01", To: "2024-01-01"}); err != nil {
 		t.Errorf("one day: %v", err)
 	}
-	wantFields(t, OrdersBetweenArgs{From: "2024-13-01", To: "yesterday", Status: "lost"}.Validate(), "from", "to", "status")
-	wantFields(t, OrdersBetweenArgs{From: "2024-02-01", To: "2024-01-31"}.Validate(), "to")
+	wantFields(t, call(t, s, "orders_between", OrdersBetweenArgs{From: "2024-13-01", To: "yesterday", Status: "lost"}),
+		"from", "status", "to")
+	// The one rule Validate keeps, beside a failure of the schema.
+	wantFields(t, call(t, s, "orders_between", OrdersBetweenArgs{From: "2024-02-01", To: "2024-01-31"}), "to")
+	wantFields(t, call(t, s, "orders_between", OrdersBetweenArgs{From: "2024-02-01", To: "2024-01-31", Status: "lost"}),
+		"status", "to")
 }
 
 func TestExportAndByIDs(t *testing.T) {
@@ -141,13 +157,14 @@ func TestExportAndByIDs(t *testing.T) {
 	if !reflect.DeepEqual(res.Missing, []int64{9999}) {
 		t.Errorf("missing %v, want [9999]", res.Missing)
 	}
-	wantFields(t, ByIDsArgs{}.Validate(), "ids")
+	wantFields(t, call(t, s, "customers_by_ids", ByIDsArgs{}), "ids")
+	wantFields(t, call(t, s, "customers_by_ids", ByIDsArgs{IDs: make([]int64, 101)}), "ids")
 }
 
 func TestCreateCustomer(t *testing.T) {
 	s := newTestShop(t)
 	ctx := t.Context()
-	wantFields(t, CreateCustomerArgs{Name: "  ", Email: "nobody"}.Validate(), "name", "email")
+	wantFields(t, call(t, s, "customers_create", CreateCustomerArgs{Name: "  ", Email: "nobody"}), "email", "name")
 
 	c, err := s.createCustomer(ctx, CreateCustomerArgs{Name: " Ada Byron ", Email: "ada.byron@example.com"})
 	if err != nil {
@@ -172,8 +189,8 @@ func TestCreateCustomer(t *testing.T) {
 func TestUpdateCustomer(t *testing.T) {
 	s := newTestShop(t)
 	ctx := t.Context()
-	wantFields(t, UpdateCustomerArgs{ID: 1}.Validate(), "")
-	wantFields(t, UpdateCustomerArgs{ID: 1, Name: new(""), Email: new("a b@c")}.Validate(), "name", "email")
+	wantFields(t, call(t, s, "customers_update", UpdateCustomerArgs{ID: 1}), "")
+	wantFields(t, call(t, s, "customers_update", UpdateCustomerArgs{ID: 1, Name: new(""), Email: new("a b@c")}), "email", "name")
 
 	c, err := s.updateCustomer(ctx, UpdateCustomerArgs{ID: 1, Name: new("Augusta Ada King")})
 	if err != nil {
@@ -196,8 +213,8 @@ func TestUpdateCustomer(t *testing.T) {
 func TestCreateOrder(t *testing.T) {
 	s := newTestShop(t)
 	ctx := t.Context()
-	wantFields(t, CreateOrderArgs{CustomerID: 1, AmountCents: 0, Status: "lost", PlacedOn: "2024-02-30"}.Validate(),
-		"amount_cents", "status", "placed_on")
+	wantFields(t, call(t, s, "orders_create", CreateOrderArgs{CustomerID: 1, AmountCents: 0, Status: "lost", PlacedOn: "2024-02-30"}),
+		"amount_cents", "placed_on", "status")
 
 	o, err := s.createOrder(ctx, CreateOrderArgs{CustomerID: 1, AmountCents: 4200, Status: StatusOpen, PlacedOn: "2030-01-01"})
 	if err != nil {
