@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -197,5 +199,47 @@ func wantListenFailure(t *testing.T, bin string) {
 		t.Fatalf("with 127.0.0.1:8080 taken, the program exited with %v, want a non-zero status\n%s", err, stderr.Bytes())
 	case !strings.Contains(stderr.String(), "127.0.0.1:8080"):
 		t.Errorf("with 127.0.0.1:8080 taken, the program exited %d saying %q: want a message naming the address", exit.ExitCode(), stderr.Bytes())
+	}
+}
+
+// The Inspector commands the README, the guide and the example print are
+// the ones CI runs: the version CI installs (.ci/clients/package.json),
+// pinned, and -y so that npx does not stop to ask.
+func TestInspectorCommandsArePinned(t *testing.T) {
+	pkg, err := os.ReadFile(".ci/clients/package.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var clients struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	if err := json.Unmarshal(pkg, &clients); err != nil {
+		t.Fatal(err)
+	}
+	version := clients.Dependencies["@modelcontextprotocol/inspector"]
+	if version == "" {
+		t.Fatal(".ci/clients/package.json does not depend on @modelcontextprotocol/inspector")
+	}
+	want := "npx -y @modelcontextprotocol/inspector@" + version + " "
+	files, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	npx := regexp.MustCompile(`npx [^\n]*?@modelcontextprotocol/inspector\S* `)
+	commands := 0
+	for _, file := range append(files, "README.md", "examples/customers/http.go") {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range npx.FindAllString(string(text), -1) {
+			commands++
+			if cmd != want {
+				t.Errorf("%s runs %q, want %q", file, cmd, want)
+			}
+		}
+	}
+	if commands == 0 {
+		t.Error("no Inspector command found in the README, the guide or the example")
 	}
 }
