@@ -59,10 +59,19 @@ func sqliteFoldCase(_ *sqlite.FunctionContext, args []driver.Value) (driver.Valu
 // neighbours. About 1,500 characters fold to one other character:
 // translate() maps all of them in one pass. About 100 fold to several ("ß"
 // to "ss"): one replace() each. What folding produces folds to itself, so
-// neither step undoes or feeds the other. fold_case is IMMUTABLE, as a
-// generated column requires; its definition follows the Unicode version of
-// golang.org/x/text, and after upgrading that, rows written before keep the
-// old folding until rewritten (UPDATE customers SET name = name).
+// neither step undoes or feeds the other.
+//
+// translate() looks each character up in its list from the start, so the
+// list opens with every printable character up to U+024F (ASCII and the
+// Latin letters, mapped to themselves where they do not fold): the characters of
+// most names are found within a few hundred steps, not 1,500. A string
+// that is all ASCII (as long in bytes as in characters) only needs A-Z
+// lowered, and takes a path of its own, about 80 times cheaper.
+//
+// fold_case is IMMUTABLE, as a generated column requires; its definition
+// follows the Unicode version of golang.org/x/text, and after upgrading
+// that, rows written before keep the old folding until rewritten (UPDATE
+// customers SET name = name).
 func foldCaseSQL() string {
 	var from, to strings.Builder
 	var expanding []string // pairs: a character, what it folds to
@@ -73,25 +82,33 @@ func foldCaseSQL() string {
 			continue // surrogates
 		}
 		n := utf8.EncodeRune(buf[:], r)
-		if done, _ := c.Span(buf[:n], true); done == n {
-			continue // folds to itself
+		folded := string(buf[:n])
+		if done, _ := c.Span(buf[:n], true); done != n {
+			folded = c.String(folded)
 		}
-		folded := c.String(string(buf[:n]))
-		if utf8.RuneCountInString(folded) == 1 {
+		switch {
+		case utf8.RuneCountInString(folded) > 1:
+			expanding = append(expanding, string(buf[:n]), folded)
+		case folded != string(buf[:n]) || ' ' <= r && r <= lastListedFirst && r != unicode.MaxASCII:
 			from.Write(buf[:n])
 			to.WriteString(folded)
-		} else {
-			expanding = append(expanding, string(buf[:n]), folded)
 		}
 	}
-	expr := "translate($1, " + sqlString(from.String()) + ", " + sqlString(to.String()) + ")"
+	full := "translate($1, " + sqlString(from.String()) + ", " + sqlString(to.String()) + ")"
 	for i := 0; i < len(expanding); i += 2 {
-		expr = "replace(" + expr + ", " + sqlString(expanding[i]) + ", " + sqlString(expanding[i+1]) + ")"
+		full = "replace(" + full + ", " + sqlString(expanding[i]) + ", " + sqlString(expanding[i+1]) + ")"
 	}
+	ascii := "translate($1, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
 	return "CREATE OR REPLACE FUNCTION fold_case(text) RETURNS text\n" +
 		"LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE\n" +
-		"AS $fold$ SELECT " + expr + " $fold$;\n"
+		"AS $fold$ SELECT CASE WHEN octet_length($1) = char_length($1)\n" +
+		"THEN " + ascii + "\n" +
+		"ELSE " + full + " END $fold$;\n"
 }
+
+// lastListedFirst is the last character of the Latin blocks that open
+// translate's list in foldCaseSQL whether they fold or not.
+const lastListedFirst = '\u024F'
 
 // sqlString quotes s as a SQL string literal (standard_conforming_strings,
 // PostgreSQL's default since 9.1: only the quote is special).

@@ -58,16 +58,21 @@ func foldingRunes() string {
 	return b.String()
 }
 
-// runFoldCaseSQL evaluates the expression of foldCaseSQL's function on s,
-// reading the translate and the replaces out of the SQL text, as PostgreSQL
-// would run them.
+// runFoldCaseSQL evaluates foldCaseSQL's function on s as PostgreSQL would,
+// reading its two paths out of the SQL text: a translate alone for a string
+// that is all ASCII, and otherwise a translate followed by replaces.
 func runFoldCaseSQL(t *testing.T, sql, s string) string {
 	t.Helper()
-	translate := regexp.MustCompile(`translate\(\$1, '([^']*)', '([^']*)'\)`).FindStringSubmatch(sql)
-	if translate == nil {
-		t.Fatalf("no translate($1, '…', '…') in %.200s", sql)
+	translates := regexp.MustCompile(`translate\(\$1, '((?:[^']|'')*)', '((?:[^']|'')*)'\)`).FindAllStringSubmatchIndex(sql, -1)
+	if len(translates) != 2 {
+		t.Fatalf("%d translate($1, '…', '…') in the SQL, want 2 (ASCII, the rest)", len(translates))
 	}
-	from, to := []rune(translate[1]), []rune(translate[2])
+	path := translates[1]
+	if len(s) == utf8.RuneCountInString(s) { // octet_length = char_length
+		path = translates[0]
+	}
+	unquote := strings.NewReplacer("''", "'").Replace
+	from, to := []rune(unquote(sql[path[2]:path[3]])), []rune(unquote(sql[path[4]:path[5]]))
 	if len(from) != len(to) {
 		t.Fatalf("translate maps %d characters to %d", len(from), len(to))
 	}
@@ -84,10 +89,13 @@ func runFoldCaseSQL(t *testing.T, sql, s string) string {
 		}
 		return r
 	}, s)
-	// The replaces follow the translate, innermost first.
-	replaces := regexp.MustCompile(`, '([^']*)', '([^']*)'\)`).FindAllStringSubmatch(sql[strings.Index(sql, translate[0])+len(translate[0]):], -1)
+	if path[0] == translates[0][0] {
+		return s
+	}
+	// The replaces follow the second translate, innermost first.
+	replaces := regexp.MustCompile(`, '((?:[^']|'')*)', '((?:[^']|'')*)'\)`).FindAllStringSubmatch(sql[path[1]:], -1)
 	for _, rep := range replaces {
-		s = strings.ReplaceAll(s, rep[1], rep[2])
+		s = strings.ReplaceAll(s, unquote(rep[1]), unquote(rep[2]))
 	}
 	if len(from) < 1000 || len(replaces) < 50 {
 		t.Errorf("translate maps %d characters and %d replace(): Unicode has more that fold", len(from), len(replaces))
@@ -101,7 +109,11 @@ func runFoldCaseSQL(t *testing.T, sql, s string) string {
 // foldCase does, each alone and each beside its neighbours.
 func TestFoldCaseSQLIsFoldCase(t *testing.T) {
 	sql := foldCaseSQL()
-	for _, s := range []string{allRunes(), foldingRunes()} {
+	var ascii strings.Builder
+	for r := rune(1); r <= unicode.MaxASCII; r++ {
+		ascii.WriteRune(r)
+	}
+	for _, s := range []string{allRunes(), foldingRunes(), ascii.String(), "Ada Lovelace", "ADA.LOVELACE@EXAMPLE.COM"} {
 		got, want := runFoldCaseSQL(t, sql, s), foldCase(s)
 		if got == want {
 			continue
