@@ -104,7 +104,7 @@ func serveHTTP(ctx context.Context, ln net.Listener, inst *instance, logger *slo
 
 	url := "http://" + ln.Addr().String()
 	logger.Info("serving MCP over Streamable HTTP", "url", url+"/mcp", "health", url+"/healthz")
-	logger.Info("try it", "inspector", "npx @modelcontextprotocol/inspector --cli "+url+"/mcp --transport http --method resources/templates/list")
+	logger.Info("try it", "inspector", "npx -y @modelcontextprotocol/inspector@2.12.0 --cli "+url+"/mcp --transport http --method resources/templates/list")
 
 	select {
 	case err := <-served:

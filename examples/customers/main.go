@@ -30,6 +30,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcplive/adapter"
+	"github.com/mcplive/adapter/middleware"
 	"github.com/mcplive/adapter/pgfeed"
 )
 
@@ -158,12 +159,17 @@ func (inst *instance) Close() error {
 // adapter before it serves, with the example's commands declared on it.
 // a.Server() is the mcp-go server, for anything else you would do with one.
 // opts are more adapter options, such as the change feed of postgres.go.
+//
+// Every invocation of a command is logged at info (a failed one at warn):
+// tool calls, reads, subscriptions' first runs, and re-runs (origin "live")
+// after a write. Arguments are not logged; they may be personal data.
 func newAdapter(st *store, logger *slog.Logger, opts ...adapter.Option) *adapter.Adapter {
 	srv := server.NewMCPServer("customers", "0.1.0",
 		server.WithInstructions("A demo shop's customers and orders. Read app://customers_index?search=ada "+
 			"or app://customers_show/1, and subscribe to them to hear about changes."),
 	)
-	a := adapter.Wrap(srv, append([]adapter.Option{adapter.WithLogger(logger)}, opts...)...)
+	logCalls := middleware.Log(logger, middleware.LogLevels(slog.LevelInfo, slog.LevelWarn))
+	a := adapter.Wrap(srv, append([]adapter.Option{adapter.WithLogger(logger), adapter.WithMiddleware(logCalls)}, opts...)...)
 	register(a, st)
 	return a
 }

@@ -79,11 +79,28 @@ func openPostgres(ctx context.Context, url string) (*store, error) {
 		return nil, fmt.Errorf("open PostgreSQL: %w", err)
 	}
 	st := &store{db: db, d: postgresDialect}
+	if err := st.requireUTF8(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := st.init(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("PostgreSQL: %w", err)
 	}
 	return st, nil
+}
+
+// requireUTF8 refuses a database whose encoding is not UTF8: fold_case
+// (fold.go) works on characters, and names may hold any of them.
+func (s *store) requireUTF8(ctx context.Context) error {
+	var encoding string
+	if err := s.db.QueryRowContext(ctx, `SHOW server_encoding`).Scan(&encoding); err != nil {
+		return fmt.Errorf("PostgreSQL: %w", err)
+	}
+	if encoding != "UTF8" {
+		return fmt.Errorf("PostgreSQL: the database's encoding is %s; the example needs UTF8 (createdb -E UTF8 -T template0)", encoding)
+	}
+	return nil
 }
 
 // installTriggers makes every write to the tables notify the feeds, whoever

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -36,8 +35,8 @@ var (
 
 // customerPage asks for one page of customers.
 type customerPage struct {
-	Search string // case-insensitive substring of name or email; "" for all
-	SortBy string // "name" or "created_at"
+	Search string // substring of name or email, ignoring case (foldCase); "" for all
+	SortBy string // "name" (ignoring case) or "created_at"
 	Desc   bool
 	Limit  int
 	Offset int
@@ -46,14 +45,14 @@ type customerPage struct {
 // sortColumns maps a sort key to its ORDER BY clause. Only these fixed
 // strings ever reach the SQL text; user input travels as parameters. The id
 // breaks ties so that pages never overlap or skip a row.
-func sortColumns(d *dialect, by string, desc bool) (string, error) {
+func sortColumns(by string, desc bool) (string, error) {
 	dir := "ASC"
 	if desc {
 		dir = "DESC"
 	}
 	switch by {
 	case "name":
-		return d.nocase("name") + " " + dir + ", id " + dir, nil
+		return "name_folded " + dir + ", id " + dir, nil
 	case "created_at":
 		return "created_at " + dir + ", id " + dir, nil
 	}
@@ -63,7 +62,7 @@ func sortColumns(d *dialect, by string, desc bool) (string, error) {
 // listCustomers returns one page of the customers matching p, and how many
 // match in all. Both come from one read transaction, so they agree.
 func (s *store) listCustomers(ctx context.Context, p customerPage) ([]Customer, int, error) {
-	order, err := sortColumns(s.d, p.SortBy, p.Desc)
+	order, err := sortColumns(p.SortBy, p.Desc)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -76,9 +75,10 @@ func (s *store) listCustomers(ctx context.Context, p customerPage) ([]Customer, 
 	defer tx.Rollback() // a read-only transaction has nothing to commit
 
 	// instr (strpos) instead of LIKE: the search is a literal, so '%' and
-	// '_' in it must not act as wildcards.
-	match := fmt.Sprintf(`(?1 = '' OR %[1]s(lower(name), ?1) > 0 OR %[1]s(lower(email), ?1) > 0)`, s.d.instr)
-	search := strings.ToLower(p.Search)
+	// '_' in it must not act as wildcards. The folded columns and the folded
+	// search make it ignore case, the same way on both databases (fold.go).
+	match := fmt.Sprintf(`(?1 = '' OR %[1]s(name_folded, ?1) > 0 OR %[1]s(email_folded, ?1) > 0)`, s.d.instr)
+	search := foldCase(p.Search)
 
 	var total int
 	if err := tx.QueryRowContext(ctx, s.d.rebind(`SELECT count(*) FROM customers WHERE `+match), search).Scan(&total); err != nil {

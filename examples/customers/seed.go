@@ -7,16 +7,22 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+	"unicode"
+
+	"golang.org/x/text/runes"
+	"golang.org/x/text/transform"
+	"golang.org/x/text/unicode/norm"
 )
 
 // seedNames returns the demo customers, in id order: people whose work made
-// computing possible. The list is fixed so that every run has the same data
-// and "Ada Lovelace" is always customer 1.
+// computing possible, spelled as they spelled themselves (a search for
+// "GÖDEL" finds Kurt Gödel). The list is fixed so that every run has the same
+// data and "Ada Lovelace" is always customer 1.
 func seedNames() []string {
 	return []string{
 		"Ada Lovelace", "Alan Turing", "Grace Hopper", "Edsger Dijkstra",
 		"Donald Knuth", "Barbara Liskov", "John von Neumann", "Claude Shannon",
-		"Kurt Godel", "Emmy Noether", "Alonzo Church", "Charles Babbage",
+		"Kurt Gödel", "Emmy Noether", "Alonzo Church", "Charles Babbage",
 		"George Boole", "Frances Allen", "Tony Hoare", "Niklaus Wirth",
 		"Dennis Ritchie", "Ken Thompson", "John McCarthy", "Margaret Hamilton",
 		"Leslie Lamport", "Robert Tarjan", "Shafi Goldwasser", "Radia Perlman",
@@ -24,9 +30,9 @@ func seedNames() []string {
 		"John Backus", "Peter Naur", "Robin Milner", "Tim Berners-Lee",
 		"Vint Cerf", "Bob Kahn", "Whitfield Diffie", "Martin Hellman",
 		"Ron Rivest", "Adi Shamir", "Leonard Adleman", "Sophie Wilson",
-		"Karen Sparck Jones", "Frances Spence", "Kathleen Booth", "Hedy Lamarr",
+		"Karen Spärck Jones", "Frances Spence", "Kathleen Booth", "Hedy Lamarr",
 		"Srinivasa Ramanujan", "Emil Post", "Stephen Kleene", "Haskell Curry",
-		"Per Martin-Lof", "Edgar Codd", "Jim Gray", "Michael Stonebraker",
+		"Per Martin-Löf", "Edgar Codd", "Jim Gray", "Michael Stonebraker",
 		"Fran Bilas", "Betty Holberton", "Kathleen Antonelli", "Marlyn Meltzer",
 		"Ruth Teitelbaum", "Evelyn Boyd Granville", "Katherine Johnson", "Dorothy Vaughan",
 	}
@@ -69,9 +75,13 @@ func seed(ctx context.Context, tx *sql.Tx, d *dialect) error {
 	return nil
 }
 
-// seedEmail turns "Tim Berners-Lee" into "tim.berners-lee@example.com".
+// seedEmail turns "Tim Berners-Lee" into "tim.berners-lee@example.com", and
+// "Kurt Gödel" into "kurt.godel@example.com": the demo's addresses are ASCII.
 func seedEmail(name string) string {
-	return strings.ToLower(strings.ReplaceAll(name, " ", ".")) + "@example.com"
+	// Decompose, drop the combining marks (the diaeresis of ö), recompose.
+	// None of these steps can fail.
+	ascii, _, _ := transform.String(transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC), name)
+	return strings.ToLower(strings.ReplaceAll(ascii, " ", ".")) + "@example.com"
 }
 
 // seedStatus maps a roll of 0..19 to a plausible mix: most orders are paid.

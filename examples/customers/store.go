@@ -75,7 +75,7 @@ func openDB(path string) (*sql.DB, error) {
 // that a second process opening the same file never sees half the seed.
 func (s *store) init(ctx context.Context) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, s.d.schema); err != nil {
+		if _, err := tx.ExecContext(ctx, s.d.schema()); err != nil {
 			return fmt.Errorf("create schema: %w", err)
 		}
 		var n int

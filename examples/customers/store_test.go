@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode"
 )
 
 // newTestStore opens a fresh in-memory store that the test closes.
@@ -231,5 +232,34 @@ func TestConcurrentReadsAndWrites(t *testing.T) {
 				t.Errorf("%d orders, want %d", n, seedOrders+20)
 			}
 		})
+	}
+}
+
+func TestSeedEmail(t *testing.T) {
+	for name, want := range map[string]string{
+		"Ada Lovelace":       "ada.lovelace@example.com",
+		"Tim Berners-Lee":    "tim.berners-lee@example.com",
+		"Kurt Gödel":         "kurt.godel@example.com",
+		"Karen Spärck Jones": "karen.sparck.jones@example.com",
+		"Per Martin-Löf":     "per.martin-lof@example.com",
+	} {
+		if got := seedEmail(name); got != want {
+			t.Errorf("seedEmail(%q) = %q, want %q", name, got, want)
+		}
+	}
+	// Every seeded address is ASCII and distinct.
+	seen := map[string]bool{}
+	for _, name := range seedNames() {
+		email := seedEmail(name)
+		for _, r := range email {
+			if r > unicode.MaxASCII {
+				t.Errorf("seedEmail(%q) = %q, not ASCII", name, email)
+				break
+			}
+		}
+		if seen[email] {
+			t.Errorf("two customers have %s", email)
+		}
+		seen[email] = true
 	}
 }

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log"
 	"net/http"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -32,5 +33,8 @@ func main() {
 			return Customer{ID: 12, Name: "Ada Lovelace"}, nil
 		})
 	http.Handle("/mcp", a.HTTPHandler(server.NewStreamableHTTPServer(srv)))
-	http.ListenAndServe("127.0.0.1:8080", nil)
+	log.Print("serving MCP on http://127.0.0.1:8080/mcp")
+	// ListenAndServe returns only on failure, such as a port in use: exit 1
+	// saying why.
+	log.Fatal(http.ListenAndServe("127.0.0.1:8080", nil))
 }
