@@ -1,27 +1,3 @@
-// Package adapter turns typed, read-only query functions on a mark3labs/mcp-go
-// server into MCP tools, resource templates, strictly parsed reads,
-// completions and live subscriptions.
-//
-// A team already on mcp-go adds it in one line and declares its queries:
-//
-//	a := adapter.Wrap(srv)
-//	adapter.Live(a, "customers_index", "A page of customers, searched and sorted.", listCustomers)
-//	adapter.Live(a, "customers_show", "One customer.", showCustomer)
-//
-// Each command is a tool. Each live command whose arguments are scalars is
-// also a resource template derived from the tool's published input schema:
-// required arguments are path segments, optional ones the query, each group
-// in name order:
-//
-//	app://customers_show/{id}
-//	app://customers_index{?direction,page,per_page,search,sort}
-//
-// An agent reads an expanded URI (app://customers_show/12) and gets exactly
-// what a tools/call with the same values gives; it subscribes to one and
-// hears notifications/resources/updated whenever a write changes what the
-// query returns (see Reads and Adapter.Changed).
-//
-// The guide is in the docs folder of the repository.
 package adapter
 
 import (
@@ -29,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -68,7 +43,8 @@ func Wrap(srv *server.MCPServer, opts ...Option) *Adapter {
 	if srv == nil {
 		panic("adapter.Wrap: nil *server.MCPServer")
 	}
-	if hasSessions(srv) {
+	serving, knowsSessions := hasSessions(srv)
+	if serving {
 		panic("adapter.Wrap: the server already has client sessions; wrap it before it serves")
 	}
 	cfg := defaultConfig()
@@ -85,8 +61,17 @@ func Wrap(srv *server.MCPServer, opts ...Option) *Adapter {
 		commands: make(map[string]*command),
 	}
 	a.chain = cfg.chain()
+	if !knowsSessions {
+		a.logger.Warn("adapter: cannot tell with this mcp-go version whether the server already serves; " +
+			"call Wrap before it does")
+	}
 
-	server.WithResourceCapabilities(true, resourcesListChanged(srv))(srv)
+	listChanged, ok := resourcesListChanged(srv)
+	if !ok {
+		a.logger.Warn("adapter: cannot read the resources capability's listChanged flag of this mcp-go version; " +
+			"Wrap sets it to false (set it again with server.WithResourceCapabilities after Wrap if you need it)")
+	}
+	server.WithResourceCapabilities(true, listChanged)(srv)
 	server.WithToolFilter(a.filterTools)(srv)
 	server.WithCompletions()(srv)
 	server.WithResourceCompletionProvider(completionProvider{a})(srv)
@@ -179,24 +164,6 @@ func (a *Adapter) command(name string) *command {
 // granted applies the grant function of WithGrant.
 func (a *Adapter) granted(ctx context.Context, name string) bool {
 	return a.cfg.grant == nil || a.cfg.grant(ctx, name)
-}
-
-// resourcesListChanged reads the listChanged flag of srv's resources
-// capability. WithResourceCapabilities replaces the whole capability and
-// mcp-go has no getter, so Wrap reads it by reflection to keep it; when the
-// field is not where v1.2.x keeps it, it reports false.
-func resourcesListChanged(srv *server.MCPServer) (listChanged bool) {
-	defer func() {
-		if recover() != nil {
-			listChanged = false
-		}
-	}()
-	res := reflect.ValueOf(srv).Elem().FieldByName("capabilities").FieldByName("resources")
-	if !res.IsValid() || res.Kind() != reflect.Pointer || res.IsNil() {
-		return false
-	}
-	f := res.Elem().FieldByName("listChanged")
-	return f.IsValid() && f.Kind() == reflect.Bool && f.Bool()
 }
 
 const mimeJSON = "application/json"

@@ -181,7 +181,7 @@ func (t *uriTemplate) parsePath(uri, pathPart string, off int, values map[string
 		if seg == "" {
 			return t.fail(uri, "path segment {%s} is empty", t.path[i].name)
 		}
-		v, err := t.decode(uri, seg, off, "path segment {", t.path[i].name, "}")
+		v, err := t.unescape(uri, seg, off, "path segment {", t.path[i].name, "}")
 		if err != nil {
 			return err
 		}
@@ -223,7 +223,7 @@ func (t *uriTemplate) parseQuery(uri, query string, off int, values map[string]s
 		if _, dup := values[v.name]; dup {
 			return t.fail(uri, "query parameter %q given twice", v.name)
 		}
-		decoded, err := t.decode(uri, raw, off+len(name)+1, "query parameter \"", v.name, "\"")
+		decoded, err := t.unescape(uri, raw, off+len(name)+1, "query parameter \"", v.name, "\"")
 		if err != nil {
 			return err
 		}
@@ -256,11 +256,11 @@ func (t *uriTemplate) queryVariable(name string) *variable {
 	return nil
 }
 
-// decode percent-decodes s, which starts at byte off of uri, and checks the
+// unescape percent-decodes s, which starts at byte off of uri, and checks the
 // result is valid UTF-8. Without a "%" it returns s itself, allocating
 // nothing. The part of the URI is named pre+name+post in error messages
 // (pieces, so that the label is only built when it is needed).
-func (t *uriTemplate) decode(uri, s string, off int, pre, name, post string) (string, error) {
+func (t *uriTemplate) unescape(uri, s string, off int, pre, name, post string) (string, error) {
 	i := strings.IndexByte(s, '%')
 	if i < 0 {
 		if !utf8.ValidString(s) {
@@ -307,67 +307,4 @@ func unhex(c byte) byte {
 // fail builds the *uriError for uri.
 func (t *uriTemplate) fail(uri, format string, args ...any) error {
 	return &uriError{uri: uri, reason: fmt.Sprintf(format, args...)}
-}
-
-// expand is parse's inverse: it builds the URI holding args, as RFC 6570
-// expands {var} and {?var}. Every byte but the unreserved ones (letters,
-// digits, "-", ".", "_", "~") is percent-encoded, "/", "%", "&", "=", "+",
-// space and UTF-8 included, so any value survives parse unchanged. Path
-// values come in template order; optional values present in args follow in
-// the query, in the template's (name) order. args must hold every required
-// variable, non-empty, for parse to accept the result; keys that name no
-// variable are ignored.
-func (t *uriTemplate) expand(args map[string]string) string {
-	var b strings.Builder
-	size := len(t.scheme) + 3 + len(t.command)
-	for _, v := range args {
-		size += 3*len(v) + 2
-	}
-	for i := range t.query {
-		size += len(t.query[i].name)
-	}
-	b.Grow(size)
-	b.WriteString(t.scheme)
-	b.WriteString("://")
-	b.WriteString(t.command)
-	for i := range t.path {
-		b.WriteByte('/')
-		writeEscaped(&b, args[t.path[i].name])
-	}
-	sep := byte('?')
-	for i := range t.query {
-		v, ok := args[t.query[i].name]
-		if !ok {
-			continue
-		}
-		b.WriteByte(sep)
-		sep = '&'
-		b.WriteString(t.query[i].name)
-		b.WriteByte('=')
-		writeEscaped(&b, v)
-	}
-	return b.String()
-}
-
-// writeEscaped writes s with every byte but the unreserved ones
-// percent-encoded in upper-case hexadecimal.
-func writeEscaped(b *strings.Builder, s string) {
-	const hexDigits = "0123456789ABCDEF"
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if isUnreserved(c) {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteByte('%')
-		b.WriteByte(hexDigits[c>>4])
-		b.WriteByte(hexDigits[c&0xF])
-	}
-}
-
-// isUnreserved reports whether c is an RFC 3986 unreserved character, which
-// a URI carries as is.
-func isUnreserved(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c == '-' || c == '.' || c == '_' || c == '~'
 }

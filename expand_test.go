@@ -285,3 +285,66 @@ func BenchmarkParseConvert(b *testing.B) {
 		}
 	}
 }
+
+// expand is parse's inverse: it builds the URI holding args, as RFC 6570
+// expands {var} and {?var}. Every byte but the unreserved ones (letters,
+// digits, "-", ".", "_", "~") is percent-encoded, "/", "%", "&", "=", "+",
+// space and UTF-8 included, so any value survives parse unchanged. Path
+// values come in template order; optional values present in args follow in
+// the query, in the template's (name) order. args must hold every required
+// variable, non-empty, for parse to accept the result; keys that name no
+// variable are ignored.
+func (t *uriTemplate) expand(args map[string]string) string {
+	var b strings.Builder
+	size := len(t.scheme) + 3 + len(t.command)
+	for _, v := range args {
+		size += 3*len(v) + 2
+	}
+	for i := range t.query {
+		size += len(t.query[i].name)
+	}
+	b.Grow(size)
+	b.WriteString(t.scheme)
+	b.WriteString("://")
+	b.WriteString(t.command)
+	for i := range t.path {
+		b.WriteByte('/')
+		writeEscaped(&b, args[t.path[i].name])
+	}
+	sep := byte('?')
+	for i := range t.query {
+		v, ok := args[t.query[i].name]
+		if !ok {
+			continue
+		}
+		b.WriteByte(sep)
+		sep = '&'
+		b.WriteString(t.query[i].name)
+		b.WriteByte('=')
+		writeEscaped(&b, v)
+	}
+	return b.String()
+}
+
+// writeEscaped writes s with every byte but the unreserved ones
+// percent-encoded in upper-case hexadecimal.
+func writeEscaped(b *strings.Builder, s string) {
+	const hexDigits = "0123456789ABCDEF"
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if isUnreserved(c) {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hexDigits[c>>4])
+		b.WriteByte(hexDigits[c&0xF])
+	}
+}
+
+// isUnreserved reports whether c is an RFC 3986 unreserved character, which
+// a URI carries as is.
+func isUnreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '-' || c == '.' || c == '_' || c == '~'
+}

@@ -2,7 +2,6 @@ package adapter
 
 import (
 	"context"
-	"errors"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -60,54 +59,6 @@ func (a *Adapter) ownResource(uri string) *command {
 	}
 	if c := a.command(name); c != nil && c.routeURI == uri {
 		return c
-	}
-	return nil
-}
-
-// onError records, for the transport edges (HTTPHandler, ServeStdio,
-// adaptertest), the exact JSON-RPC error a failed request should answer.
-// mcp-go itself can only send -32603 without data for a handler's error.
-func (a *Adapter) onError(ctx context.Context, id any, method mcp.MCPMethod, message any, err error) {
-	box := errorBoxFrom(ctx)
-	if box == nil {
-		return
-	}
-	if e := a.wireError(ctx, method, message, err); e != nil {
-		box.put(id, e)
-	}
-}
-
-// wireError decides the error a failed request answers on the wire, or nil
-// to leave mcp-go's as it is.
-func (a *Adapter) wireError(ctx context.Context, method mcp.MCPMethod, message any, err error) *rpcError {
-	if method != mcp.MethodResourcesRead {
-		var rpc *rpcError
-		if errors.As(err, &rpc) {
-			return rpc
-		}
-		return nil
-	}
-	req, _ := message.(*mcp.ReadResourceRequest)
-	if req == nil {
-		return nil
-	}
-	st := readStateFrom(*req)
-	if st == nil {
-		if errors.Is(err, server.ErrResourceNotFound) {
-			// Not a URI of ours: answer in the same form as ours do, so
-			// that an ungranted command is indistinguishable from none.
-			return notFound(ctx, req.Params.URI, "")
-		}
-		return nil
-	}
-	var rpc *rpcError
-	switch {
-	case st.err == errNotGranted:
-		return notFound(ctx, st.uri, "")
-	case st.err != nil:
-		return a.readError(ctx, st.cmd, st.uri, st.err)
-	case errors.As(err, &rpc):
-		return rpc
 	}
 	return nil
 }

@@ -63,30 +63,6 @@ func canonicalArguments(args any) (json.RawMessage, error) {
 	return json.Marshal(args)
 }
 
-// toolError is the isError result of a failed tools/call: the same
-// classification as a read, in the form tools answer with.
-func (a *Adapter) toolError(ctx context.Context, c *command, err error) *mcp.CallToolResult {
-	var text string
-	var structured any
-	switch f := classify(err); f.kind {
-	case failInvalid:
-		text, structured = f.args.Error(), f.args
-	case failNotFound:
-		// The command's own words ("customer 99: not found") are meant for
-		// the agent.
-		text = err.Error()
-		structured = map[string]string{"error": "not found", "message": text}
-	case failRateLimited:
-		text = f.rate.Error()
-		structured = map[string]any{"error": "rate limited", "code": middleware.CodeRateLimited, "retryAfterMs": f.rate.RetryAfterMs()}
-	default:
-		text = a.internal(ctx, c, "", err).Message
-	}
-	res := mcp.NewToolResultError(text)
-	res.StructuredContent = structured
-	return res
-}
-
 // filterTools hides the tools of commands the grant function refuses. mcp-go
 // applies it to tools/list and, per tool, to tools/call, which then answers
 // exactly as for a tool that does not exist.

@@ -11,6 +11,12 @@ import (
 	"github.com/mcplive/adapter/middleware"
 )
 
+// What a failure answers on the wire. One classification (classify) serves
+// every surface: a read, a subscription, a tools/call, a completion. The
+// adapter's OnError hook records the exact error of a failed request for the
+// transport edges, which swap it in where mcp-go can only write -32603
+// (rewrite.go).
+
 // rpcError is a JSON-RPC error as the adapter means it to reach the client.
 // mcp-go sends every handler error as -32603 with the error's text as
 // message, so Error returns only Message, never internals; the transport
@@ -109,4 +115,76 @@ func rateLimited(rl *middleware.RateLimitError) *rpcError {
 func (a *Adapter) internal(ctx context.Context, c *command, uri string, err error) *rpcError {
 	a.logger.ErrorContext(ctx, "adapter: command failed", "command", c.name, "uri", uri, "error", err)
 	return &rpcError{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("internal error in %s", c.name)}
+}
+
+// onError records, for the transport edges (HTTPHandler, ServeStdio,
+// adaptertest), the exact JSON-RPC error a failed request should answer.
+// mcp-go itself can only send -32603 without data for a handler's error.
+func (a *Adapter) onError(ctx context.Context, id any, method mcp.MCPMethod, message any, err error) {
+	box := errorBoxFrom(ctx)
+	if box == nil {
+		return
+	}
+	if e := a.wireError(ctx, method, message, err); e != nil {
+		box.put(id, e)
+	}
+}
+
+// wireError decides the error a failed request answers on the wire, or nil
+// to leave mcp-go's as it is.
+func (a *Adapter) wireError(ctx context.Context, method mcp.MCPMethod, message any, err error) *rpcError {
+	if method != mcp.MethodResourcesRead {
+		var rpc *rpcError
+		if errors.As(err, &rpc) {
+			return rpc
+		}
+		return nil
+	}
+	req, _ := message.(*mcp.ReadResourceRequest)
+	if req == nil {
+		return nil
+	}
+	st := readStateFrom(*req)
+	if st == nil {
+		if errors.Is(err, server.ErrResourceNotFound) {
+			// Not a URI of ours: answer in the same form as ours do, so
+			// that an ungranted command is indistinguishable from none.
+			return notFound(ctx, req.Params.URI, "")
+		}
+		return nil
+	}
+	var rpc *rpcError
+	switch {
+	case st.err == errNotGranted:
+		return notFound(ctx, st.uri, "")
+	case st.err != nil:
+		return a.readError(ctx, st.cmd, st.uri, st.err)
+	case errors.As(err, &rpc):
+		return rpc
+	}
+	return nil
+}
+
+// toolError is the isError result of a failed tools/call: the same
+// classification as a read, in the form tools answer with.
+func (a *Adapter) toolError(ctx context.Context, c *command, err error) *mcp.CallToolResult {
+	var text string
+	var structured any
+	switch f := classify(err); f.kind {
+	case failInvalid:
+		text, structured = f.args.Error(), f.args
+	case failNotFound:
+		// The command's own words ("customer 99: not found") are meant for
+		// the agent.
+		text = err.Error()
+		structured = map[string]string{"error": "not found", "message": text}
+	case failRateLimited:
+		text = f.rate.Error()
+		structured = map[string]any{"error": "rate limited", "code": middleware.CodeRateLimited, "retryAfterMs": f.rate.RetryAfterMs()}
+	default:
+		text = a.internal(ctx, c, "", err).Message
+	}
+	res := mcp.NewToolResultError(text)
+	res.StructuredContent = structured
+	return res
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -14,16 +15,17 @@ import (
 //
 // mcp-go answers every error a resource handler returns with JSON-RPC -32603
 // and no data, so a read cannot say "-32602, and here are the fields" from
-// inside mcp-go. The adapter's OnError hook (hooks.go) knows the exact error
-// and leaves it in an errorBox it finds in the request's context, keyed by the
-// request id. The edges put a box into the context they hand mcp-go and, where
-// an error response for an id with an entry goes by, swap in the entry:
+// inside mcp-go. The adapter's OnError hook (wire.go) knows the exact error
+// and leaves it in an errorBox (below) it finds in the request's context,
+// keyed by the request id. The edges put a box into the context they hand
+// mcp-go and, where an error response for an id with an entry goes by, swap
+// in the entry:
 //
-//   - HandleMessage (below), around MCPServer.HandleMessage: the seam for
-//     in-process use and for adaptertest;
-//   - HTTPHandler (edge_http.go), in the bytes Streamable HTTP writes, JSON
+//   - HandleMessage (message.go), around MCPServer.HandleMessage: the seam
+//     for in-process use and for adaptertest;
+//   - HTTPHandler (http.go), in the bytes Streamable HTTP writes, JSON
 //     bodies and event streams alike;
-//   - ServeStdio (edge_stdio.go), in the lines the stdio server writes.
+//   - ServeStdio (stdio.go), in the lines the stdio server writes.
 //
 // Everything else the server writes passes through byte for byte.
 
@@ -33,38 +35,6 @@ import (
 // outgrows the bound, so that a large result is never held, and any error it
 // might have carried keeps mcp-go's form (-32603 or mcp-go's own not-found).
 const maxRewrite = 64 << 10
-
-// HandleMessage handles one JSON-RPC message the way the server's own
-// MCPServer.HandleMessage does, and returns the response with the exact error
-// the adapter means for it: -32602 with data.errors for arguments that do not
-// convert or validate, resource-not-found with data.uri for the era, and so on
-// (see docs/reading.md). A nil response means the message was a notification.
-//
-// It is the seam for transports of your own and for tests: ctx should carry
-// what a transport puts there, above all the client session
-// (srv.WithContext(ctx, session)), as mcp-go's transports do.
-// HTTPHandler, ServeStdio and package adaptertest all answer with exactly
-// the errors HandleMessage returns.
-func (a *Adapter) HandleMessage(ctx context.Context, raw json.RawMessage) mcp.JSONRPCMessage {
-	ctx, box := withErrorBox(ctx)
-	resp := a.srv.HandleMessage(ctx, raw)
-	switch r := resp.(type) {
-	case mcp.JSONRPCError:
-		if e := box.take(r.ID); e != nil {
-			r.Error = mcp.NewJSONRPCErrorDetails(e.Code, e.Message, e.Data)
-			return r
-		}
-	case *mcp.JSONRPCError:
-		if r != nil {
-			if e := box.take(r.ID); e != nil {
-				out := *r
-				out.Error = mcp.NewJSONRPCErrorDetails(e.Code, e.Message, e.Data)
-				return &out
-			}
-		}
-	}
-	return resp
-}
 
 // messageKind is what the top-level keys of a JSON-RPC message say it is.
 type messageKind int
@@ -207,4 +177,60 @@ func writeAll(w io.Writer, p []byte) error {
 		err = io.ErrShortWrite
 	}
 	return err
+}
+
+// errorBox carries the exact errors of failed requests from the adapter's
+// OnError hook to the transport edge that writes the responses. An edge puts
+// a box into the context it hands mcp-go (the HTTP request's, or the stdio
+// connection's) and, when it writes an error response, swaps in the error
+// the box holds for that request id.
+type errorBox struct {
+	mu sync.Mutex
+	m  map[string]*rpcError
+}
+
+type errorBoxKey struct{}
+
+// withErrorBox returns ctx carrying a new box.
+func withErrorBox(ctx context.Context) (context.Context, *errorBox) {
+	b := &errorBox{}
+	return context.WithValue(ctx, errorBoxKey{}, b), b
+}
+
+func errorBoxFrom(ctx context.Context) *errorBox {
+	b, _ := ctx.Value(errorBoxKey{}).(*errorBox)
+	return b
+}
+
+// idKey spells a JSON-RPC id as its compact JSON, the same for the id the
+// hook sees and the id the response carries.
+func idKey(id any) string {
+	if raw, ok := id.(json.RawMessage); ok {
+		var v any
+		if json.Unmarshal(raw, &v) == nil {
+			id = v
+		}
+	}
+	b, _ := json.Marshal(id)
+	return string(b)
+}
+
+func (b *errorBox) put(id any, e *rpcError) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.m == nil {
+		b.m = make(map[string]*rpcError)
+	}
+	b.m[idKey(id)] = e
+}
+
+// take removes and returns the error recorded for id, nil when there is
+// none.
+func (b *errorBox) take(id any) *rpcError {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	k := idKey(id)
+	e := b.m[k]
+	delete(b.m, k)
+	return e
 }

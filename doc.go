@@ -1,0 +1,85 @@
+// Package adapter turns typed, read-only query functions on a
+// [github.com/mark3labs/mcp-go/server.MCPServer] into MCP tools, resource
+// templates, strictly parsed reads, completions and live subscriptions.
+//
+// The guide, with a whole program to start from, is in the repository's
+// docs folder: https://github.com/mcplive/adapter/tree/main/docs.
+//
+// # One line, then your queries
+//
+// A team already on mcp-go wraps its server once, before it serves, and
+// declares its queries with [Live] and its writes with [Command]:
+//
+//	a := adapter.Wrap(srv)
+//	adapter.Live(a, "customers_index", "A page of customers, searched and sorted.", listCustomers)
+//	adapter.Live(a, "customers_show", "One customer.", showCustomer)
+//	adapter.Command(a, "customers_update", "Change a customer.", updateCustomer)
+//
+// A command is a function func(ctx, A) (R, error) whose argument type A is
+// a struct. Its JSON Schema (github.com/invopop/jsonschema) is the tool's
+// published input schema, and every call, whichever way it comes, is held
+// to all of it: one -32602 names every failing field ([ValidationError]).
+//
+// # Templates and reads
+//
+// Each live command whose arguments flatten to scalars is also a resource
+// template derived from that exact schema: required arguments are path
+// segments, optional ones the query, each group in name order:
+//
+//	app://customers_show/{id}
+//	app://customers_index{?direction,page,per_page,search,sort}
+//
+// An agent reads an expanded URI (app://customers_show/12) and gets exactly
+// what a tools/call with the same values gives. The URI is parsed strictly
+// (no unknown, repeated or misplaced parameter; percent-decoding after
+// splitting; at most 2 KiB) and converted by the schema's types before the
+// command runs. [Adapter.Inspect] tells, per command, its tool, resource
+// and template, or the [Reason] it has none.
+//
+// # Watching
+//
+// A client subscribes to an expanded URI (subscriptions/listen, or
+// resources/subscribe before protocol 2026-07-28). The command runs and
+// reports what it read with [Reads]; a write reports what it changed with
+// [Adapter.Changed]; the queries that read it re-run, and their subscribers
+// hear notifications/resources/updated only when the result differs. A
+// [ChangeFeed] carries changes between instances (package
+// github.com/mcplive/adapter/pgfeed does it on PostgreSQL). [Adapter.Close]
+// ends it all at shutdown.
+//
+// # Transports
+//
+// Everything works on mcp-go's transports as they are. Serve through the
+// adapter's edges, [Adapter.HTTPHandler] and [Adapter.ServeStdio] (or
+// [Adapter.HandleMessage] for a transport of your own), for the exact
+// JSON-RPC errors mcp-go cannot send, lossless notifications on legacy
+// Streamable HTTP, and the HTTP transport's Origin and body checks.
+//
+// # Middleware and limits
+//
+// Every invocation passes one chain (package
+// github.com/mcplive/adapter/middleware): a tools/call, a read, a
+// subscription's runs and a completion, each with its origin. [WithRateLimit]
+// limits agents per command, [WithGrant] hides commands per session,
+// [WithSubscriptionCap] and [WithClientSubscriptionCap] bound subscriptions.
+//
+// # Where things are
+//
+// The files follow a URI from the wire to the command:
+//
+//   - adapter.go: Wrap, Live, Command; options.go: the options of Wrap;
+//     command.go: a command and its options, Call;
+//   - schema.go, outputschema.go: the published input and output schemas;
+//     template.go, reason.go: schema to template, or why none;
+//   - read.go: how a read is routed; expand.go: URI to strings; convert.go:
+//     strings to typed JSON; validate.go, schemaissues.go, fieldmessages.go:
+//     the schema's checks and their words; decode.go: JSON to A, Validate;
+//   - tool.go: tools/call; complete.go: completion; inspect.go: Inspect;
+//   - errors.go: the errors a command returns and gets; wire.go: what each
+//     failure answers; rewrite.go: how the edges swap in the exact error;
+//     message.go, http.go, httpguard.go, httpstream.go, stdio.go: the edges;
+//   - live*.go: the live registry (liveregistry.go first), lifecycle.go:
+//     Close, changefeed.go: the feed's interface;
+//   - hooks.go: what Wrap adds to the server's hooks; mcpgo.go: the two
+//     reads of mcp-go internals, each checked by a test.
+package adapter
