@@ -370,7 +370,7 @@ func TestInspect(t *testing.T) {
 		t.Errorf("customers_create: %+v", got)
 	}
 	text := r.String()
-	for _, want := range []string{"template  app://customers_show/{id}", "no template: an argument is a list (ids)"} {
+	for _, want := range []string{"template  app://customers_show/{id}", "no template: an argument is a list (ids) [list]"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("report text lacks %q:\n%s", want, text)
 		}

@@ -62,8 +62,8 @@ func ExampleCommand() {
 			return map[string]string{"name": args.Name}, nil
 		})
 	c := a.Inspect().Commands[0]
-	fmt.Println(c.Tool, "-", c.Reason)
-	// Output: customers_create - not live: a command that may write is a tool only
+	fmt.Println(c.Tool, "-", c.Reason, "-", c.Reason.Description())
+	// Output: customers_create - not_live - not live: a command that may write is a tool only
 }
 
 // Inspect tells, per command, its tool, its plain resource, its template,
@@ -86,7 +86,7 @@ func ExampleAdapter_Inspect() {
 	// Output:
 	// customers_by_ids (live)
 	//   tool      customers_by_ids
-	//   no template: an argument is a list (ids)
+	//   no template: an argument is a list (ids) [list]
 	//
 	// customers_index (live)
 	//   tool      customers_index
@@ -113,7 +113,7 @@ func ExampleWithGrant() {
 	adapter.Command(a, "customers_create", "Create a customer.",
 		func(context.Context, createArgs) (string, error) { return "", nil })
 	for _, c := range a.InspectContext(context.Background()).Commands {
-		fmt.Printf("%s: %q %s\n", c.Name, c.Template, c.Reason)
+		fmt.Printf("%s: %q %s\n", c.Name, c.Template, c.Why)
 	}
 	// Output:
 	// customers_create: "" not granted to this session

@@ -30,9 +30,10 @@ type CommandReport struct {
 	Resource string `json:"resource,omitempty"`
 	// Template is the URI template, "" when there is none.
 	Template string `json:"template,omitempty"`
-	// Reason says why there is no template; Detail names the argument
-	// concerned, where one is.
+	// Reason says why there is no template (a stable code; Why is its
+	// Description); Detail names the argument concerned, where one is.
 	Reason Reason `json:"reason,omitempty"`
+	Why    string `json:"why,omitempty"`
 	Detail string `json:"detail,omitempty"`
 	// InputSchema is the schema tools/list publishes.
 	InputSchema json.RawMessage `json:"inputSchema"`
@@ -77,6 +78,7 @@ func (a *Adapter) inspect(ctx context.Context) Report {
 			cr.Tool, cr.Template, cr.Resource = "", "", ""
 			cr.Reason, cr.Detail = ReasonNotGranted, ""
 		}
+		cr.Why = cr.Reason.Description()
 		r.Commands = append(r.Commands, cr)
 	}
 	return r
@@ -107,18 +109,21 @@ func (r Report) String() string {
 		if c.Template != "" {
 			fmt.Fprintf(&b, "  template  %s\n", c.Template)
 		} else {
-			why := string(c.Reason)
+			why := c.Reason.Description()
 			if c.Detail != "" {
 				why += fmt.Sprintf(" (%s)", c.Detail)
 			}
-			fmt.Fprintf(&b, "  no template: %s\n", why)
+			fmt.Fprintf(&b, "  no template: %s [%s]\n", why, c.Reason)
 		}
 	}
 	return b.String()
 }
 
 // ServeHTTP serves the report, for a debug route: JSON when the request
-// accepts application/json, text otherwise.
+// accepts application/json, text otherwise. Commands are declared before
+// the server serves, so a report taken then stays true:
+//
+//	mux.Handle("GET /debug/inspect", a.Inspect())
 func (r Report) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if strings.Contains(req.Header.Get("Accept"), "application/json") {
 		w.Header().Set("Content-Type", "application/json")
@@ -127,12 +132,4 @@ func (r Report) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = w.Write([]byte(r.String()))
-}
-
-// InspectHandler serves a fresh Inspect report on every request, as the
-// session-independent view; mount it on a debug route.
-func (a *Adapter) InspectHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		a.Inspect().ServeHTTP(w, req)
-	})
 }

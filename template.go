@@ -77,27 +77,6 @@ type uriTemplate struct {
 	requiredParents []string
 }
 
-// Reason says why a command has no URI template. The zero value means it
-// has one.
-type Reason string
-
-// The reasons a command is a tool only. Every one is decided by the
-// command's declaration and its published input schema, except
-// ReasonNotGranted, which depends on the session.
-const (
-	ReasonNotLive           Reason = "not live: a command that may write is a tool only"
-	ReasonNeedsConfirmation Reason = "needs confirmation: a tool only, never a resource"
-	ReasonNotGranted        Reason = "not granted to this session"
-	ReasonNestedStruct      Reason = "an argument is a struct nested more than one level deep"
-	ReasonList              Reason = "an argument is a list"
-	ReasonMap               Reason = "an argument is a map"
-	ReasonAny               Reason = "an argument is an interface (any)"
-	ReasonRawJSON           Reason = "an argument is raw JSON"
-	ReasonNotScalar         Reason = "an argument's schema is not a scalar (string, integer, number, boolean or enum of strings)"
-	ReasonDuplicateVariable Reason = "two arguments flatten to the same variable name"
-	ReasonVariableName      Reason = "an argument's name is not a valid URI template variable name"
-)
-
 // schemaNode is the part of a JSON Schema that decides templates. It is
 // read from the exact bytes published in tools/list, so the template and
 // the tool cannot disagree.
