@@ -47,6 +47,20 @@ func TestLiveSlowClient(t *testing.T) {
 			if err != nil {
 				t.Fatalf("re-runs did not finish: %+v", a.LiveStats())
 			}
+			// And the delivery caught up: the notification is in the
+			// channel, or the channel is full. Handing one to a channel
+			// signals nothing, so this polls, yielding to the delivery
+			// goroutine, until ctx's deadline.
+			for {
+				s := a.LiveStats()
+				if s.Pending == 0 || len(f.s.ch) == cap(f.s.ch) {
+					break
+				}
+				if ctx.Err() != nil {
+					t.Fatalf("delivery did not catch up: %+v, channel %d", s, len(f.s.ch))
+				}
+				runtime.Gosched()
+			}
 		}
 	}
 

@@ -155,26 +155,14 @@ func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func()
 	r.mu.Lock()
 	s, rerr := open()
 	if rerr == nil {
-		switch {
-		case r.closed:
-			rerr = errClosing
-		case s.ended:
-			rerr = errSubscriptionEnded
-		case s.subs[rs.uri] != nil:
-			r.mu.Unlock()
-			return nil
-		case s.c.n >= a.cfg.subscriptionCap:
-			rerr = capError(a.cfg.subscriptionCap, "connection")
-		case r.clients[client] >= a.cfg.clientSubscriptionCap:
-			rerr = capError(a.cfg.clientSubscriptionCap, "client")
-		}
+		rerr = r.admitLocked(s, rs.uri, client)
 	}
-	if rerr != nil {
+	if rerr != nil || s.subs[rs.uri] != nil {
 		if s != nil {
 			r.maybeDropConnLocked(s.c)
 		}
 		r.mu.Unlock()
-		return rerr
+		return rerr // nil for a URI the stream holds already
 	}
 	// Hold the places against the caps while the command runs.
 	s.c.n++
@@ -205,7 +193,35 @@ func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func()
 		return nil
 	}
 	defer r.mu.Unlock()
-	key := queryKey{cmd: c, args: string(rs.args)}
+	r.fileLocked(s, rs, args, out, client, before)
+	r.signalLocked()
+	return nil
+}
+
+// admitLocked says whether stream s may take one more subscription, for
+// uri, of client: nil when it may (or already holds uri), else why not.
+func (r *liveRegistry) admitLocked(s *stream, uri, client string) *rpcError {
+	a := r.a
+	switch {
+	case r.closed:
+		return errClosing
+	case s.ended:
+		return errSubscriptionEnded
+	case s.subs[uri] != nil:
+		return nil
+	case s.c.n >= a.cfg.subscriptionCap:
+		return capError(a.cfg.subscriptionCap, "connection")
+	case r.clients[client] >= a.cfg.clientSubscriptionCap:
+		return capError(a.cfg.clientSubscriptionCap, "client")
+	}
+	return nil
+}
+
+// fileLocked makes the subscription of rs on s, whose first run gave out,
+// sharing the query of its command and arguments or making it. before is
+// the change count when the run began.
+func (r *liveRegistry) fileLocked(s *stream, rs *readState, args any, out outcome, client string, before uint64) {
+	key := queryKey{cmd: rs.cmd, args: string(rs.args)}
 	q := r.queries[key]
 	if q == nil {
 		q = newQuery(key, args, rs.args, out)
@@ -229,7 +245,6 @@ func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func()
 		r.scheduleLocked(q)
 	}
 	r.signalLocked()
-	return nil
 }
 
 // capError refuses a subscription beyond the cap of its connection or of
