@@ -161,6 +161,10 @@ func DefaultKey(ctx context.Context, call *Call) string {
 //
 // A limit of rate.Inf disables limiting. RateLimit panics if limit is not
 // positive or burst is less than 1, since no call could ever pass.
+//
+// To limit an adapter's commands, use adapter.WithRateLimit: it installs
+// RateLimit innermost in the adapter's chain, where your own middleware
+// sees the calls it refuses. RateLimit itself is for chains of your own.
 func RateLimit(limit rate.Limit, burst int, opts ...RateLimitOption) Middleware {
 	if limit <= 0 || burst < 1 {
 		panic(fmt.Sprintf("middleware.RateLimit: limit %v and burst %d let no call through; want limit > 0 and burst >= 1", limit, burst))
