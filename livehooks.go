@@ -71,6 +71,7 @@ func (a *Adapter) listenHook(ctx context.Context, id any, req *mcp.Subscriptions
 			if foreign.has(uri) {
 				kept = append(kept, uri)
 			} else {
+				r.refused.Add(1)
 				a.logger.DebugContext(ctx, "adapter: subscription not acknowledged", "uri", uri, "reason", "no live command with a template")
 			}
 			continue
@@ -82,6 +83,7 @@ func (a *Adapter) listenHook(ctx context.Context, id any, req *mcp.Subscriptions
 			s = r.openListen(ctx, session, id, req)
 		}
 		if err := r.subscribe(ctx, rs, func() (*stream, *rpcError) { return s, nil }); err != nil {
+			r.refused.Add(1)
 			a.logger.DebugContext(ctx, "adapter: subscription not acknowledged", "uri", uri, "reason", err.Message)
 			continue
 		}
@@ -128,6 +130,7 @@ func (a *Adapter) subscribeHook(ctx context.Context, id any, message any) error 
 	if err == nil {
 		return nil
 	}
+	a.live.refused.Add(1)
 	if box := errorBoxFrom(ctx); box != nil {
 		box.put(id, err)
 	}

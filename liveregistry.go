@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -74,6 +75,10 @@ type liveRegistry struct {
 	reruns  uint64
 	// late counts re-runs that outlived their deadline (WithRerunTimeout).
 	late uint64
+	// coalesced counts the changes that cost a query no run of its own
+	// (liveobserve.go); refused, the subscriptions refused (livehooks.go).
+	coalesced uint64
+	refused   atomic.Uint64
 	// wake, when not nil, is closed at the next change of state; waiters
 	// (WaitIdle) make it.
 	wake chan struct{}
@@ -116,6 +121,13 @@ type query struct {
 	// that a run in flight can stop early.
 	ctx    context.Context
 	cancel context.CancelFunc
+
+	// What LiveQueries and an Observer are told (liveobserve.go).
+	reruns     uint64
+	lastRun    time.Time
+	lastChange time.Time // when its result last differed
+	seenChange uint64    // the registry's change count when a change last reached it
+	causes     *rerunCauses
 }
 
 func newQuery(key queryKey, args any, raw json.RawMessage, out outcome) *query {
@@ -183,10 +195,25 @@ func (a *Adapter) initLive() {
 // the local write has committed regardless. After Close, Changed does
 // nothing.
 func (a *Adapter) Changed(keys ...string) {
+	a.changed(nil, keys)
+}
+
+// ChangedContext is Changed for a write that has a context, such as the
+// request that made it: an Observer (WithObserver) gets ctx as a cause of
+// the re-runs the change makes, so that a trace leads from the write to
+// the notifications it caused. Without an Observer ctx is not kept.
+//
+//	a.ChangedContext(ctx, fmt.Sprintf("customers/%d", id))
+func (a *Adapter) ChangedContext(ctx context.Context, keys ...string) {
+	a.changed(ctx, keys)
+}
+
+// changed is Changed with the writer's context, nil when there is none.
+func (a *Adapter) changed(ctx context.Context, keys []string) {
 	if len(keys) == 0 {
 		return
 	}
-	if !a.live.changed(keys) {
+	if !a.live.changed(ctx, keys) {
 		return
 	}
 	if a.live.pub != nil {
@@ -198,12 +225,13 @@ func (a *Adapter) Changed(keys ...string) {
 // changes heard from elsewhere locally, without publishing them again.
 type feedSink struct{ r *liveRegistry }
 
-func (s feedSink) Changed(keys ...string) { s.r.changed(keys) }
+func (s feedSink) Changed(keys ...string) { s.r.changed(nil, keys) }
 func (s feedSink) ChangedAll()            { s.r.changedAll() }
 
-// changed schedules a re-run of every query a change of keys affects. It
-// reports false, and does nothing, once Close has begun.
-func (r *liveRegistry) changed(keys []string) bool {
+// changed schedules a re-run of every query a change of keys affects; ctx,
+// when not nil, is the writer's (ChangedContext). It reports false, and
+// does nothing, once Close has begun.
+func (r *liveRegistry) changed(ctx context.Context, keys []string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
@@ -212,9 +240,10 @@ func (r *liveRegistry) changed(keys []string) bool {
 	r.changes++
 	for _, k := range keys {
 		if k != "" {
-			r.index.affected(k, r.scheduleLocked)
+			r.index.affected(k, func(q *query) { r.changeLocked(q, ctx, k) })
 		}
 	}
+	r.signalLocked()
 	return true
 }
 
@@ -224,8 +253,9 @@ func (r *liveRegistry) changedAll() {
 	defer r.mu.Unlock()
 	r.changes++
 	for _, q := range r.queries {
-		r.scheduleLocked(q)
+		r.changeLocked(q, nil, "")
 	}
+	r.signalLocked()
 }
 
 // scheduleLocked asks for one more run of q, coalescing with a run already
@@ -256,36 +286,26 @@ func (r *liveRegistry) work() {
 		q.state = runRunning
 		r.inflight++
 		before := r.changes
+		causes := q.causes // observer: what made it run (liveobserve.go)
+		q.causes = nil
 		r.mu.Unlock()
 
-		out, late := r.rerun(q)
+		ctx, o := r.observeRerun(q, causes)
+		out, late := r.rerun(ctx, q)
 
 		r.mu.Lock()
 		r.reruns++
 		r.inflight--
 		q.state = runIdle
-		if q.dropped {
-			continue
-		}
-		switch {
-		case late:
-			// Its result says nothing: keep the query as it was, and
-			// run it again on the next change.
-			r.late++
-		default:
-			// q is filed under the keys its previous run read until
-			// applyLocked refiles it. A change during this run to a key
-			// only this run read found nothing to mark dirty: run once
-			// more to be sure it is seen.
-			if r.changes != before && !slices.Equal(q.reads, out.reads) {
-				q.dirty = true
-			}
-			r.applyLocked(q, out)
-		}
-		if q.dirty && !r.closed {
-			q.dirty = false
-			q.state = runQueued
-			r.runq = append(r.runq, q)
+		q.reruns++
+		q.lastRun = time.Now()
+		notified := r.settleLocked(q, out, late, before)
+		if o != nil {
+			// observer: told without the registry's lock
+			end := o.result(q, out, late, notified)
+			r.mu.Unlock()
+			o.end(end)
+			r.mu.Lock()
 		}
 	}
 	r.workers--
@@ -293,11 +313,44 @@ func (r *liveRegistry) work() {
 	r.mu.Unlock()
 }
 
+// settleLocked makes what q's re-run found its state, unless q was dropped
+// meanwhile, and queues it once more when a change came during the run. It
+// returns how many subscriptions it queued a notification for.
+func (r *liveRegistry) settleLocked(q *query, out outcome, late bool, before uint64) (notified int) {
+	if q.dropped {
+		return 0
+	}
+	switch {
+	case late:
+		// Its result says nothing: keep the query as it was, and run it
+		// again on the next change.
+		r.late++
+	default:
+		// q is filed under the keys its previous run read until
+		// applyLocked refiles it. A change during this run to a key only
+		// this run read found nothing to mark dirty: run once more to be
+		// sure it is seen.
+		if r.changes != before && !slices.Equal(q.reads, out.reads) {
+			q.dirty = true
+		}
+		if r.applyLocked(q, out) {
+			notified = len(q.subs)
+		}
+	}
+	if q.dirty && !r.closed {
+		q.dirty = false
+		q.state = runQueued
+		r.runq = append(r.runq, q)
+	}
+	return notified
+}
+
 // rerun runs q once, as origin Live, within the re-run deadline
-// (WithRerunTimeout). late reports a run that outlived it: whatever it
-// returned counts as a failure, logged and not applied.
-func (r *liveRegistry) rerun(q *query) (out outcome, late bool) {
-	ctx, cancel := context.WithTimeout(q.ctx, r.a.cfg.rerunTimeout)
+// (WithRerunTimeout), in ctx (q.ctx, or what an Observer made of it). late
+// reports a run that outlived the deadline: whatever it returned counts as
+// a failure, logged and not applied.
+func (r *liveRegistry) rerun(ctx context.Context, q *query) (out outcome, late bool) {
+	ctx, cancel := context.WithTimeout(ctx, r.a.cfg.rerunTimeout)
 	defer cancel()
 	start := time.Now()
 	out = r.run(ctx, q.key.cmd, q.args, q.raw, middleware.Live)
@@ -359,19 +412,22 @@ func (r *liveRegistry) run(ctx context.Context, c *command, args any, raw json.R
 
 // applyLocked makes out, a run's outcome, the state of q: it refiles q
 // under its new read set and, when the result differs, queues a
-// notification for each of its subscriptions.
-func (r *liveRegistry) applyLocked(q *query, out outcome) {
+// notification for each of its subscriptions and reports true.
+func (r *liveRegistry) applyLocked(q *query, out outcome) (changed bool) {
 	if !slices.Equal(q.reads, out.reads) {
 		r.index.remove(q, q.reads)
 		q.reads = out.reads
 		r.index.add(q, q.reads)
 	}
-	if out.digest != q.digest {
-		q.digest = out.digest
-		for _, s := range q.subs {
-			r.enqueueLocked(s)
-		}
+	if out.digest == q.digest {
+		return false
 	}
+	q.digest = out.digest
+	q.lastChange = time.Now()
+	for _, s := range q.subs {
+		r.enqueueLocked(s)
+	}
+	return true
 }
 
 // dropQueryLocked removes a query that has no subscriptions left, and

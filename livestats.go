@@ -76,6 +76,16 @@ type LiveStats struct {
 	// (WithRerunTimeout) since Wrap: they notified no one, and their
 	// queries run again on the next change.
 	Late uint64
+	// Coalesced counts the changes since Wrap that cost a query no run of
+	// its own, counted once per query a change reached: the query was
+	// queued already, or running with one more run already owed. Many
+	// writes in a burst cost a query at most one more run.
+	Coalesced uint64
+	// Refused counts the subscriptions refused since Wrap: URIs of the
+	// adapter's scheme that name no live command or one not granted, that
+	// do not convert, that are over a cap or rate limited, or that came
+	// after Close began.
+	Refused uint64
 }
 
 // LiveStats reports the state of the live registry: how many subscriptions,
@@ -106,6 +116,8 @@ func (r *liveRegistry) statsLocked() LiveStats {
 		Reruns:        r.reruns,
 		Notified:      notified,
 		Late:          r.late,
+		Coalesced:     r.coalesced,
+		Refused:       r.refused.Load(),
 	}
 }
 

@@ -31,6 +31,9 @@ type config struct {
 	completion            server.ResourceCompletionProvider
 	feed                  ChangeFeed
 	rerunTimeout          time.Duration
+	// observer is told of reads, calls, re-runs and notifications; nil
+	// for none (observe.go).
+	observer Observer
 }
 
 // DefaultSubscriptionCap is the number of subscriptions one connection may
@@ -198,6 +201,15 @@ func WithCompletionFallback(p server.ResourceCompletionProvider) Option {
 // local Changed calls are published.
 func WithChangeFeed(feed ChangeFeed) Option {
 	return func(c *config) { c.feed = feed }
+}
+
+// WithObserver has the adapter tell o of every read of its URIs, every
+// tools/call of its commands, every re-run of a live query and every batch
+// of notifications it queues (see Observer), for metrics and traces.
+// github.com/mcplive/adapter/otel provides one on OpenTelemetry. Without
+// it (or with a nil o) nothing is observed, at no cost.
+func WithObserver(o Observer) Option {
+	return func(c *config) { c.observer = o }
 }
 
 func validScheme(s string) bool {

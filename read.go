@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"context"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -38,6 +39,9 @@ type readState struct {
 	cmd  *command
 	args []byte // canonical JSON arguments, when err is nil
 	err  error  // a *uriError, a *ValidationError, or not granted
+	// clock times the parse and the conversion, with an Observer only
+	// (observeread.go).
+	clock readClock
 }
 
 // routeRead is the before-read hook described above.
@@ -58,6 +62,9 @@ func (a *Adapter) routeRead(ctx context.Context, _ any, req *mcp.ReadResourceReq
 	req.Params.Meta.AdditionalFields[readStateKey] = st
 	if _, structural := st.err.(*uriError); structural || st.err == errNotGranted {
 		req.Params.URI = ""
+		if a.cfg.observer != nil {
+			a.observeUnrouted(ctx, st) // observer: the read ends here
+		}
 		return
 	}
 	req.Params.URI = st.cmd.routeURI
@@ -83,12 +90,22 @@ func (a *Adapter) resolve(ctx context.Context, uri string) *readState {
 		st.err = errNotGranted
 		return st
 	}
+	timed := a.cfg.observer != nil
+	if timed {
+		st.clock.start = time.Now()
+	}
 	values, err := c.tmpl.parse(uri)
+	if timed {
+		st.clock.parsed = time.Now()
+	}
 	if err != nil {
 		st.err = err
 		return st
 	}
 	args, err := c.argsFromURI(values)
+	if timed {
+		st.clock.converted = time.Now()
+	}
 	if err != nil {
 		st.err = err
 		return st
@@ -118,19 +135,32 @@ func (a *Adapter) readHandler(c *command) server.ResourceHandlerFunc {
 			// guess at arguments mcp-go may have dropped.
 			return nil, notFound(ctx, req.Params.URI, "")
 		}
+		if a.cfg.observer != nil {
+			return a.readObserved(ctx, c, st) // observeread.go
+		}
 		if st.err != nil {
 			return nil, a.readError(ctx, c, st.uri, st.err)
 		}
 		res, err := c.invoke(ctx, middleware.Agent, st.args)
+		var contents []mcp.ResourceContents
+		if err == nil {
+			contents, err = readContents(st, res)
+		}
 		if err != nil {
 			return nil, a.readError(ctx, c, st.uri, err)
 		}
-		b, err := marshalResult(res)
-		if err != nil {
-			return nil, a.readError(ctx, c, st.uri, err)
-		}
-		return []mcp.ResourceContents{mcp.TextResourceContents{
-			URI: st.uri, MIMEType: mimeJSON, Text: string(b),
-		}}, nil
+		return contents, nil
 	}
+}
+
+// readContents is the answer of a read whose command returned res: one
+// application/json text content whose URI is the one the client sent.
+func readContents(st *readState, res any) ([]mcp.ResourceContents, error) {
+	b, err := marshalResult(res)
+	if err != nil {
+		return nil, err
+	}
+	return []mcp.ResourceContents{mcp.TextResourceContents{
+		URI: st.uri, MIMEType: mimeJSON, Text: string(b),
+	}}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -16,26 +17,43 @@ import (
 // the command's type, run through the middleware chain as the agent.
 func (a *Adapter) toolHandler(c *command) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		raw, err := canonicalArguments(req.GetRawArguments())
+		var o Observation
+		if obs := a.cfg.observer; obs != nil {
+			ctx, o = obs.Observe(ctx, Op{Kind: OpCall, Command: c.name, Start: time.Now()})
+		}
+		out, err := a.callTool(ctx, c, req)
+		if o != nil {
+			o.End(outcomeOf(err), err)
+		}
 		if err != nil {
 			return a.toolError(ctx, c, err), nil
-		}
-		res, err := c.invoke(ctx, middleware.Agent, raw)
-		if err != nil {
-			return a.toolError(ctx, c, err), nil
-		}
-		b, err := marshalResult(res)
-		if err != nil {
-			return a.toolError(ctx, c, fmt.Errorf("encoding the result: %w", err)), nil
-		}
-		out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(b))}}
-		if c.structured && len(b) > 0 && b[0] == '{' {
-			// structuredContent must be an object; a list, a scalar or a nil
-			// pointer result stays in the text content only.
-			out.StructuredContent = json.RawMessage(b)
 		}
 		return out, nil
 	}
+}
+
+// callTool runs c for a tools/call and returns its result, or the error to
+// answer as an isError result.
+func (a *Adapter) callTool(ctx context.Context, c *command, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	raw, err := canonicalArguments(req.GetRawArguments())
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.invoke(ctx, middleware.Agent, raw)
+	if err != nil {
+		return nil, err
+	}
+	b, err := marshalResult(res)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the result: %w", err)
+	}
+	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(b))}}
+	if c.structured && len(b) > 0 && b[0] == '{' {
+		// structuredContent must be an object; a list, a scalar or a nil
+		// pointer result stays in the text content only.
+		out.StructuredContent = json.RawMessage(b)
+	}
+	return out, nil
 }
 
 // canonicalArguments re-encodes a tools/call's arguments as canonical JSON
