@@ -63,6 +63,14 @@
 // limits agents per command, [WithGrant] hides commands per session,
 // [WithSubscriptionCap] and [WithClientSubscriptionCap] bound subscriptions.
 //
+// # Seeing it work
+//
+// [WithObserver] tells an [Observer] of every read, tools/call, re-run and
+// batch of notifications, for metrics and traces (module
+// github.com/mcplive/adapter/otel does it on OpenTelemetry);
+// [Adapter.LiveStats] and [Adapter.LiveQueries] report the registry's
+// state, and [Adapter.DebugHandler] serves a page that follows it live.
+//
 // # Where things are
 //
 // The files follow a URI from the wire to the command:
@@ -80,6 +88,10 @@
 //     message.go, http.go, httpguard.go, httpstream.go, stdio.go: the edges;
 //   - live*.go: the live registry (liveregistry.go first), lifecycle.go:
 //     Close, changefeed.go: the feed's interface;
+//   - observe.go: the Observer of metrics and traces, observeread.go and
+//     liveobserve.go: what reads, calls and re-runs tell it; livequeries.go
+//     and livestats.go: the registry's state; debugpage.go, debugstream.go
+//     and the debugpage folder: the live page for people;
 //   - hooks.go: what Wrap adds to the server's hooks; mcpgo.go: the two
 //     reads of mcp-go internals, each checked by a test.
 package adapter

@@ -1,0 +1,165 @@
+package adapter
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"html/template"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// The debug page (DebugHandler): the commands, as Inspect reports them,
+// and the live queries, as LiveQueries and LiveStats report them, kept up
+// to date over server-sent events. The page is rendered by html/template,
+// which escapes everything the application and its agents put in it
+// (descriptions, arguments, read keys); its one script replaces the live
+// section with the fragment each event carries, rendered by the same
+// template. It loads nothing from elsewhere, and its Content-Security-Policy
+// allows nothing else to run.
+
+//go:embed debugpage/page.html debugpage/page.js debugpage/page.css
+var debugAssets embed.FS
+
+// Bounds of the debug page.
+const (
+	// debugMaxQueries bounds the rows of live queries a page shows; the
+	// count of the others is shown.
+	debugMaxQueries = 200
+	// debugMaxStreams bounds the event streams one handler serves at once;
+	// the next is refused with 503.
+	debugMaxStreams = 8
+	// debugThrottle is the least time between two events of a stream: the
+	// changes within it make one event.
+	debugThrottle = 250 * time.Millisecond
+	// debugRefresh is how often a stream sends the page even when nothing
+	// changed, which keeps "as of" true and finds clients that left.
+	debugRefresh = 15 * time.Second
+)
+
+// DebugHandler returns an http.Handler that serves a page for people:
+// every command (its template, or why it has none) and every live query
+// (command, canonical arguments, subscribers, read keys, re-runs, last
+// change), updated in place as the registry changes, without a reload.
+// Mount it where only operators reach it, as you would net/http/pprof: it
+// shows the arguments of every live query, which may be personal data.
+//
+//	mux.Handle("GET /debug/live", a.DebugHandler())
+//
+// The page follows changes over server-sent events (a GET to the same URL
+// that accepts text/event-stream), at most four a second, from at most
+// eight pages at once; each stream ends with its request. Pages show at
+// most 200 live queries.
+func (a *Adapter) DebugHandler() http.Handler {
+	return newDebugHandler(a, debugThrottle, debugRefresh)
+}
+
+type debugHandler struct {
+	a       *Adapter
+	page    *template.Template
+	script  template.JS
+	style   template.CSS
+	csp     string
+	streams chan struct{} // a place per stream served
+	// throttle and refresh are debugThrottle and debugRefresh, shorter in
+	// tests.
+	throttle, refresh time.Duration
+}
+
+func newDebugHandler(a *Adapter, throttle, refresh time.Duration) *debugHandler {
+	script := mustAsset("debugpage/page.js")
+	style := mustAsset("debugpage/page.css")
+	return &debugHandler{
+		a:    a,
+		page: template.Must(template.ParseFS(debugAssets, "debugpage/page.html")),
+		// The assets are the package's own, not input: trusted as is.
+		script: template.JS(script),
+		style:  template.CSS(style),
+		csp: "default-src 'none'; script-src '" + sha256Source(script) + "'; style-src '" + sha256Source(style) +
+			"'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+		streams:  make(chan struct{}, debugMaxStreams),
+		throttle: throttle,
+		refresh:  refresh,
+	}
+}
+
+func mustAsset(name string) string {
+	b, err := debugAssets.ReadFile(name)
+	if err != nil {
+		panic("adapter: debug page asset " + name + ": " + err.Error()) // embedded: cannot happen
+	}
+	return string(b)
+}
+
+// sha256Source is a CSP source that allows one inline script or style.
+func sha256Source(content string) string {
+	sum := sha256.Sum256([]byte(content))
+	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
+}
+
+func (h *debugHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	if strings.Contains(req.Header.Get("Accept"), "text/event-stream") {
+		h.stream(w, req)
+		return
+	}
+	var b bytes.Buffer
+	err := h.page.Execute(&b, pageView{
+		Commands: h.a.Inspect().Commands,
+		Live:     h.live(),
+		Script:   h.script,
+		Style:    h.style,
+	})
+	if err != nil {
+		h.a.logger.Error("adapter: rendering the debug page failed", "error", err)
+		http.Error(w, "rendering the page failed", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", h.csp)
+	_, _ = w.Write(b.Bytes())
+}
+
+// pageView is what the page's template shows.
+type pageView struct {
+	Commands []CommandReport
+	Live     liveView
+	Script   template.JS
+	Style    template.CSS
+}
+
+// liveView is the live section: what each event replaces.
+type liveView struct {
+	Stats   LiveStats
+	Queries []queryView
+	More    int // live queries not shown
+	At      time.Time
+}
+
+type queryView struct {
+	LiveQuery
+	Arguments string // the JSON, as text
+}
+
+func (h *debugHandler) live() liveView {
+	v := liveView{Stats: h.a.LiveStats(), At: time.Now()}
+	qs := h.a.LiveQueries()
+	if len(qs) > debugMaxQueries {
+		v.More = len(qs) - debugMaxQueries
+		qs = qs[:debugMaxQueries]
+	}
+	v.Queries = make([]queryView, len(qs))
+	for i, q := range qs {
+		v.Queries[i] = queryView{LiveQuery: q, Arguments: string(q.Arguments)}
+	}
+	return v
+}

@@ -1,0 +1,225 @@
+package adapter
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// hostile is text an application or an agent may put on the page: each
+// must arrive as text, never as markup.
+const hostile = `<script>alert(1)</script>"><img src=x onerror=alert(2)>`
+
+func newDebugServer(t *testing.T, opts ...Option) (*Adapter, *itemStore) {
+	st := newItemStore(300)
+	a := newLiveServer(t, st, opts...)
+	Live(a, "notes_find", "Finds notes. "+hostile, func(ctx context.Context, args struct {
+		Q string `json:"q"`
+	}) (string, error) {
+		Reads(ctx, "notes/"+hostile)
+		return args.Q, nil
+	})
+	return a, st
+}
+
+func get(t *testing.T, url, accept string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res, string(b)
+}
+
+func TestDebugPage(t *testing.T) {
+	a, _ := newDebugServer(t)
+	f := newFakeClient(t, a, "s1", 16)
+	uri := "app://notes_find/" + strings.NewReplacer("<", "%3C", ">", "%3E", `"`, "%22", " ", "%20", "=", "%3D", "(", "%28", ")", "%29", "/", "%2F").Replace(hostile)
+	if acked, _ := f.listen(t, uri, "app://items_show/12"); len(acked) != 2 {
+		t.Fatalf("acknowledged %q", acked)
+	}
+	hs := httptest.NewServer(a.DebugHandler())
+	defer hs.Close()
+
+	res, page := get(t, hs.URL, "text/html")
+	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+		t.Fatalf("%d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	for _, want := range []string{
+		`<tr data-command="items_show" data-arguments="{&#34;id&#34;:12}">`,
+		`<code>app://items_show/{id}</code>`,
+		`<td class="reads"><code>items/12</code></td>`,
+		`<dd id="subscriptions">2</dd>`,
+		"Finds notes. &lt;script&gt;alert(1)&lt;/script&gt;&#34;&gt;&lt;img src=x onerror=alert(2)&gt;",
+		`<code>notes/&lt;script&gt;`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	if strings.Contains(page, "<img") || strings.Count(page, "<script>") != 1 {
+		t.Errorf("hostile text became markup:\n%s", page)
+	}
+
+	// The one inline script and style are those the policy allows, and
+	// nothing is loaded from elsewhere.
+	csp := res.Header.Get("Content-Security-Policy")
+	for _, tag := range []string{"script", "style"} {
+		m := regexp.MustCompile(`(?s)<` + tag + `>(.*?)</` + tag + `>`).FindStringSubmatch(page)
+		if m == nil {
+			t.Fatalf("no inline %s", tag)
+		}
+		sum := sha256.Sum256([]byte(m[1]))
+		want := tag + "-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+		if !strings.Contains(csp, want) {
+			t.Errorf("Content-Security-Policy %q lacks %q", csp, want)
+		}
+	}
+	if !strings.HasPrefix(csp, "default-src 'none'") || strings.Contains(page, "http://") || strings.Contains(page, "https://") {
+		t.Errorf("the page may load from elsewhere: %q", csp)
+	}
+
+	if res, _ := get(t, hs.URL, ""); res.StatusCode != 200 {
+		t.Errorf("GET without Accept: %d", res.StatusCode)
+	}
+	post, err := http.Post(hs.URL, "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	post.Body.Close()
+	if post.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST: %d, want 405", post.StatusCode)
+	}
+}
+
+func TestDebugPageBoundsQueries(t *testing.T) {
+	a, _ := newDebugServer(t, WithSubscriptionCap(400), WithClientSubscriptionCap(400))
+	f := newFakeClient(t, a, "s1", 16)
+	uris := make([]string, debugMaxQueries+5)
+	for i := range uris {
+		uris[i] = fmt.Sprintf("app://items_show/%d", i+1)
+	}
+	if acked, _ := f.listen(t, uris...); len(acked) != len(uris) {
+		t.Fatalf("%d acknowledged", len(acked))
+	}
+	hs := httptest.NewServer(a.DebugHandler())
+	defer hs.Close()
+	_, page := get(t, hs.URL, "")
+	if n := strings.Count(page, `<tr data-command="items_show" data-arguments=`); n != debugMaxQueries {
+		t.Errorf("%d rows, want %d", n, debugMaxQueries)
+	}
+	if !strings.Contains(page, "and 5 more live queries, not shown") {
+		t.Error("the page does not say how many it left out")
+	}
+}
+
+// eventReader reads server-sent events.
+type eventReader struct{ r *bufio.Reader }
+
+// next returns the next event's name and data.
+func (e eventReader) next(t *testing.T) (name, data string) {
+	t.Helper()
+	var lines []string
+	for {
+		line, err := e.r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the stream: %v", err)
+		}
+		line = strings.TrimSuffix(line, "\n")
+		switch {
+		case line == "" && name != "":
+			return name, strings.Join(lines, "\n")
+		case strings.HasPrefix(line, "event: "):
+			name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			lines = append(lines, strings.TrimPrefix(line, "data: "))
+		}
+	}
+}
+
+func openStream(t *testing.T, ctx context.Context, url string) (*http.Response, eventReader) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	return res, eventReader{bufio.NewReader(res.Body)}
+}
+
+func TestDebugPageStream(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	a, st := newDebugServer(t)
+	f := newFakeClient(t, a, "s1", 16)
+	defer f.close()
+	if acked, _ := f.listen(t, "app://items_show/3"); len(acked) != 1 {
+		t.Fatal("not acknowledged")
+	}
+	h := newDebugHandler(a, 5*time.Millisecond, time.Hour)
+	hs := httptest.NewServer(h)
+	defer hs.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	res, events := openStream(t, ctx, hs.URL)
+	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("%d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	name, data := events.next(t)
+	if name != "live" || !strings.Contains(data, `<td class="reruns">0</td>`) || strings.Contains(data, "<html") {
+		t.Fatalf("first event %s:\n%s", name, data)
+	}
+	st.set(3, "v2")
+	a.Changed("items/3")
+	for !strings.Contains(data, `<td class="reruns">1</td>`) || !strings.Contains(data, `<dd id="notified">1</dd>`) {
+		name, data = events.next(t)
+		if name != "live" {
+			t.Fatalf("event %q", name)
+		}
+	}
+
+	// The streams are bounded; the request's end ends its stream.
+	for range debugMaxStreams - 1 {
+		openStream(t, ctx, hs.URL)
+	}
+	if res, _ := get(t, hs.URL, "text/event-stream"); res.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a stream beyond the bound: %d, want 503", res.StatusCode)
+	}
+	cancel()
+	hs.Close() // waits for the handlers to return
+	if n := len(h.streams); n != 0 {
+		t.Errorf("%d streams still held", n)
+	}
+}
+
+func TestSSEEvent(t *testing.T) {
+	for _, tc := range []struct{ data, want string }{
+		{"", "event: live\n\n"},
+		{"<p>a</p>", "event: live\ndata: <p>a</p>\n\n"},
+		{"a\nb\n", "event: live\ndata: a\ndata: b\n\n"},
+		{"a\r\nb\rc", "event: live\ndata: a&#13;\ndata: b&#13;c\n\n"},
+	} {
+		if got := string(sseEvent("live", []byte(tc.data))); got != tc.want {
+			t.Errorf("sseEvent(%q) = %q, want %q", tc.data, got, tc.want)
+		}
+	}
+}

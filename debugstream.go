@@ -1,0 +1,74 @@
+package adapter
+
+import (
+	"bytes"
+	"net/http"
+	"time"
+)
+
+// stream serves the debug page's event stream: a "live" event with the
+// live section at once, then after each change of the registry (at most
+// one per throttle) and every refresh. It runs in the request's goroutine
+// and returns when the request ends or a write fails.
+func (h *debugHandler) stream(w http.ResponseWriter, req *http.Request) {
+	select {
+	case h.streams <- struct{}{}:
+		defer func() { <-h.streams }()
+	default:
+		w.Header().Set("Retry-After", "10")
+		http.Error(w, "too many debug pages follow the registry: close one", http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	ctx := req.Context()
+	wait := time.NewTimer(h.refresh)
+	defer wait.Stop()
+	var buf bytes.Buffer
+	for {
+		changed := h.a.LiveChanged() // before the state is read: no change falls between
+		buf.Reset()
+		if err := h.page.ExecuteTemplate(&buf, "live", h.live()); err != nil {
+			h.a.logger.Error("adapter: rendering the debug page failed", "error", err)
+			return
+		}
+		if _, err := w.Write(sseEvent("live", buf.Bytes())); err != nil || rc.Flush() != nil {
+			return // the client left
+		}
+		wait.Reset(h.refresh)
+		select {
+		case <-ctx.Done():
+			return
+		case <-wait.C:
+			continue
+		case <-changed:
+		}
+		// Let the changes of a burst gather into one event.
+		wait.Reset(h.throttle)
+		select {
+		case <-ctx.Done():
+			return
+		case <-wait.C:
+		}
+	}
+}
+
+// sseEvent frames data as one server-sent event of the given name: a data
+// line per line of data. A carriage return would end a line too, so it is
+// written as the character reference the HTML means by it.
+func sseEvent(name string, data []byte) []byte {
+	data = bytes.ReplaceAll(data, []byte("\r"), []byte("&#13;"))
+	var b bytes.Buffer
+	b.Grow(len(data) + 64)
+	b.WriteString("event: ")
+	b.WriteString(name)
+	b.WriteByte('\n')
+	for line := range bytes.Lines(data) {
+		b.WriteString("data: ")
+		b.Write(bytes.TrimSuffix(line, []byte("\n")))
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+	return b.Bytes()
+}
