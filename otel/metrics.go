@@ -1,0 +1,99 @@
+package otel
+
+import (
+	"context"
+	"errors"
+
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/mcplive/adapter"
+)
+
+// The labels of the measurements: a bounded set of values each.
+const (
+	labelCommand = "command"
+	labelOutcome = "outcome"
+)
+
+// instruments are the metrics of package otel (see the package doc for
+// their Prometheus names). Units in braces are annotations, which the
+// Prometheus exporter leaves out of names; "s" becomes _seconds.
+type instruments struct {
+	meter metric.Meter
+
+	reads, calls, reruns, rateLimited metric.Int64Counter
+	rerunDuration                     metric.Float64Histogram
+
+	// Read from Adapter.LiveStats at each collection (Register).
+	subscriptions, queries, pending    metric.Int64ObservableGauge
+	notifications, coalesced, refusals metric.Int64ObservableCounter
+}
+
+func (in *instruments) init(m metric.Meter) error {
+	in.meter = m
+	var errs [12]error
+	in.reads, errs[0] = m.Int64Counter("mcplive.reads", metric.WithUnit("{read}"),
+		metric.WithDescription("Reads of the adapter's resource URIs, by command and outcome."))
+	in.calls, errs[1] = m.Int64Counter("mcplive.calls", metric.WithUnit("{call}"),
+		metric.WithDescription("tools/calls of the adapter's commands, by command and outcome."))
+	in.reruns, errs[2] = m.Int64Counter("mcplive.reruns", metric.WithUnit("{rerun}"),
+		metric.WithDescription("Re-runs of live queries after a change, by command and outcome."))
+	in.rateLimited, errs[3] = m.Int64Counter("mcplive.rate_limited", metric.WithUnit("{call}"),
+		metric.WithDescription("Reads and tools/calls refused by the rate limit, by command."))
+	in.rerunDuration, errs[4] = m.Float64Histogram("mcplive.rerun.duration", metric.WithUnit("s"),
+		metric.WithDescription("How long re-runs of live queries took, by command."),
+		// A re-run is a query: from a fraction of a millisecond to the
+		// default deadline of 30 s.
+		metric.WithExplicitBucketBoundaries(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
+	in.subscriptions, errs[5] = m.Int64ObservableGauge("mcplive.subscriptions", metric.WithUnit("{subscription}"),
+		metric.WithDescription("Subscriptions held, on every connection."))
+	in.queries, errs[6] = m.Int64ObservableGauge("mcplive.live_queries", metric.WithUnit("{query}"),
+		metric.WithDescription("Distinct live queries (command and arguments) behind the subscriptions."))
+	in.pending, errs[7] = m.Int64ObservableGauge("mcplive.pending_notifications", metric.WithUnit("{notification}"),
+		metric.WithDescription("Notifications queued and not yet handed to a session."))
+	in.notifications, errs[8] = m.Int64ObservableCounter("mcplive.notifications", metric.WithUnit("{notification}"),
+		metric.WithDescription("notifications/resources/updated handed to sessions."))
+	in.coalesced, errs[9] = m.Int64ObservableCounter("mcplive.coalesced_changes", metric.WithUnit("{change}"),
+		metric.WithDescription("Changes that cost a live query no run of its own: it was queued already, or running with one more run owed."))
+	in.refusals, errs[10] = m.Int64ObservableCounter("mcplive.refused_subscriptions", metric.WithUnit("{subscription}"),
+		metric.WithDescription("Subscriptions refused: no such live command, not granted, not converting, over a cap, rate limited, or closing."))
+	return errors.Join(errs[:]...)
+}
+
+// Register reports the live registry of a (Adapter.LiveStats) through the
+// observable instruments: subscriptions, live queries and pending
+// notifications as gauges, notifications, coalesced changes and refused
+// subscriptions as counters. They are read when metrics are collected, at
+// no cost in between. Unregister the result when a is closed. A Telemetry
+// registers one adapter; a second call is an error.
+func (t *Telemetry) Register(a *adapter.Adapter) (metric.Registration, error) {
+	if a == nil {
+		return nil, errors.New("otel: Register: nil Adapter")
+	}
+	if !t.registered.CompareAndSwap(false, true) {
+		return nil, errors.New("otel: Register: this Telemetry has an Adapter already; make one Telemetry per Adapter")
+	}
+	in := &t.inst
+	reg, err := in.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		s := a.LiveStats()
+		o.ObserveInt64(in.subscriptions, int64(s.Subscriptions))
+		o.ObserveInt64(in.queries, int64(s.Queries))
+		o.ObserveInt64(in.pending, int64(s.Pending))
+		o.ObserveInt64(in.notifications, clampInt64(s.Notified))
+		o.ObserveInt64(in.coalesced, clampInt64(s.Coalesced))
+		o.ObserveInt64(in.refusals, clampInt64(s.Refused))
+		return nil
+	}, in.subscriptions, in.queries, in.pending, in.notifications, in.coalesced, in.refusals)
+	if err != nil {
+		t.registered.Store(false)
+		return nil, err
+	}
+	return reg, nil
+}
+
+func clampInt64(n uint64) int64 {
+	if n > 1<<63-1 {
+		return 1<<63 - 1
+	}
+	return int64(n)
+}

@@ -1,0 +1,321 @@
+package otel_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/time/rate"
+
+	"github.com/mcplive/adapter"
+	"github.com/mcplive/adapter/adaptertest"
+	"github.com/mcplive/adapter/otel"
+)
+
+// harness is an adapter observed by a Telemetry whose metrics and spans
+// stay in memory.
+type harness struct {
+	a      *adapter.Adapter
+	reader *sdkmetric.ManualReader
+	spans  *tracetest.SpanRecorder
+	tracer trace.Tracer // for the writer's own spans
+	store  *store
+}
+
+type store struct {
+	mu    sync.Mutex
+	names map[int]string
+}
+
+func (s *store) get(id int) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, ok := s.names[id]
+	return n, ok
+}
+
+func (s *store) set(id int, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.names[id] = name
+}
+
+type showArgs struct {
+	ID int `json:"id" jsonschema:"minimum=1"`
+}
+
+func newHarness(t *testing.T, sampler sdktrace.Sampler, opts ...adapter.Option) *harness {
+	t.Helper()
+	h := &harness{reader: sdkmetric.NewManualReader(), spans: tracetest.NewSpanRecorder(), store: &store{names: map[int]string{1: "Ada"}}}
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(h.reader))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(h.spans), sdktrace.WithSampler(sampler))
+	t.Cleanup(func() {
+		_ = mp.Shutdown(context.Background())
+		_ = tp.Shutdown(context.Background())
+	})
+	h.tracer = tp.Tracer("test")
+	tel, err := otel.New(otel.WithMeterProvider(mp), otel.WithTracerProvider(tp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.a = adapter.Wrap(server.NewMCPServer("t", "1"), append(opts, adapter.WithObserver(tel))...)
+	reg, err := tel.Register(h.a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = reg.Unregister() })
+	if _, err := tel.Register(h.a); err == nil {
+		t.Error("a second Register succeeded")
+	}
+	adapter.Live(h.a, "items_show", "One item.", func(ctx context.Context, args showArgs) (string, error) {
+		adapter.Reads(ctx, fmt.Sprintf("items/%d", args.ID))
+		if name, ok := h.store.get(args.ID); ok {
+			return name, nil
+		}
+		return "", adapter.ErrNotFound
+	})
+	return h
+}
+
+// collect returns the metrics collected now, by name.
+func (h *harness) collect(t *testing.T) map[string]metricdata.Metrics {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := h.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]metricdata.Metrics)
+	for _, sm := range rm.ScopeMetrics {
+		if sm.Scope.Name != otel.ScopeName {
+			t.Errorf("scope %q", sm.Scope.Name)
+		}
+		for _, m := range sm.Metrics {
+			out[m.Name] = m
+		}
+	}
+	return out
+}
+
+// value returns the value of metric name with the given attributes
+// (command=…, outcome=…), or -1 when there is no such point.
+func value(t *testing.T, ms map[string]metricdata.Metrics, name string, attrs ...attribute.KeyValue) int64 {
+	t.Helper()
+	want := attribute.NewSet(attrs...)
+	switch d := ms[name].Data.(type) {
+	case metricdata.Sum[int64]:
+		for _, p := range d.DataPoints {
+			if p.Attributes.Equals(&want) {
+				return p.Value
+			}
+		}
+	case metricdata.Gauge[int64]:
+		for _, p := range d.DataPoints {
+			if p.Attributes.Equals(&want) {
+				return p.Value
+			}
+		}
+	case metricdata.Histogram[float64]:
+		for _, p := range d.DataPoints {
+			if p.Attributes.Equals(&want) {
+				return int64(p.Count)
+			}
+		}
+	case nil:
+		t.Errorf("no metric %s", name)
+	default:
+		t.Errorf("metric %s is a %T", name, d)
+	}
+	return -1
+}
+
+func cmdAttrs(command string, outcome adapter.Outcome) []attribute.KeyValue {
+	if outcome == "" {
+		return []attribute.KeyValue{attribute.String("command", command)}
+	}
+	return []attribute.KeyValue{attribute.String("command", command), attribute.String("outcome", string(outcome))}
+}
+
+func spansNamed(spans []sdktrace.ReadOnlySpan, name string) []sdktrace.ReadOnlySpan {
+	var out []sdktrace.ReadOnlySpan
+	for _, s := range spans {
+		if s.Name() == name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func childrenOf(spans []sdktrace.ReadOnlySpan, parent sdktrace.ReadOnlySpan) []string {
+	var names []string
+	for _, s := range spans {
+		if s.Parent().SpanID() == parent.SpanContext().SpanID() && s.Parent().IsValid() {
+			names = append(names, s.Name())
+		}
+	}
+	return names
+}
+
+func attr(s sdktrace.ReadOnlySpan, key string) attribute.Value {
+	for _, kv := range s.Attributes() {
+		if string(kv.Key) == key {
+			return kv.Value
+		}
+	}
+	return attribute.Value{}
+}
+
+// TestTelemetry subscribes, reads, writes with a span of its own, and
+// checks what the metrics count and how the spans hang together: the
+// re-run is a child of the write and linked to it, the notification batch
+// a child of the re-run, each read has its phases.
+func TestTelemetry(t *testing.T) {
+	h := newHarness(t, sdktrace.AlwaysSample())
+	c := adaptertest.New(t, h.a)
+	sub, err := c.Listen("app://items_show/1", "app://items_show/x")
+	if err != nil || len(sub.Acknowledged) != 1 {
+		t.Fatalf("listen: %v, %+v", err, sub)
+	}
+	for _, uri := range []string{"app://items_show/1", "app://items_show/0", "app://items_show/2"} {
+		c.Read(uri)
+	}
+
+	ctx, write := h.tracer.Start(context.Background(), "write")
+	h.store.set(1, "Ada King")
+	h.a.ChangedContext(ctx, "items/1")
+	write.End()
+	c.WaitIdle()
+	if got := sub.Take(); !slices.Equal(got, []string{"app://items_show/1"}) {
+		t.Fatalf("notified %q", got)
+	}
+
+	ms := h.collect(t)
+	for _, tc := range []struct {
+		name  string
+		attrs []attribute.KeyValue
+		want  int64
+	}{
+		{"mcplive.reads", cmdAttrs("items_show", adapter.OutcomeOK), 1},
+		{"mcplive.reads", cmdAttrs("items_show", adapter.OutcomeInvalid), 1},
+		{"mcplive.reads", cmdAttrs("items_show", adapter.OutcomeNotFound), 1},
+		{"mcplive.reruns", cmdAttrs("items_show", adapter.OutcomeChanged), 1},
+		{"mcplive.rerun.duration", cmdAttrs("items_show", ""), 1},
+		{"mcplive.subscriptions", nil, 1},
+		{"mcplive.live_queries", nil, 1},
+		{"mcplive.pending_notifications", nil, 0},
+		{"mcplive.notifications", nil, 1},
+		{"mcplive.coalesced_changes", nil, 0},
+		{"mcplive.refused_subscriptions", nil, 1},
+	} {
+		if got := value(t, ms, tc.name, tc.attrs...); got != tc.want {
+			t.Errorf("%s%v = %d, want %d", tc.name, tc.attrs, got, tc.want)
+		}
+	}
+
+	spans := h.spans.Ended()
+	reads := spansNamed(spans, "read items_show")
+	if len(reads) != 3 {
+		t.Fatalf("%d read spans, want 3", len(reads))
+	}
+	wantPhases := [][]string{
+		{"parse", "convert", "validate", "command"},
+		{"parse", "convert", "validate"}, // id 0 fails the schema
+		{"parse", "convert", "validate", "command"},
+	}
+	for i, r := range reads {
+		if got := childrenOf(spans, r); !slices.Equal(got, wantPhases[i]) {
+			t.Errorf("read %d: phases %q, want %q", i, got, wantPhases[i])
+		}
+		if attr(r, "mcp.resource.uri").Type() != attribute.INVALID {
+			t.Error("a read's URI was recorded without WithResourceURIs")
+		}
+	}
+	if got := attr(reads[1], "mcplive.outcome").AsString(); got != "invalid" {
+		t.Errorf("outcome %q", got)
+	}
+
+	reruns := spansNamed(spans, "rerun items_show")
+	if len(reruns) != 1 {
+		t.Fatalf("%d re-run spans, want 1", len(reruns))
+	}
+	rr := reruns[0]
+	if rr.Parent().SpanID() != write.SpanContext().SpanID() || rr.SpanContext().TraceID() != write.SpanContext().TraceID() {
+		t.Errorf("the re-run's parent is %v, want the write %v", rr.Parent(), write.SpanContext())
+	}
+	if links := rr.Links(); len(links) != 1 || links[0].SpanContext.SpanID() != write.SpanContext().SpanID() {
+		t.Errorf("re-run links %+v, want the write", links)
+	}
+	if got := attr(rr, "mcplive.keys").AsStringSlice(); !slices.Equal(got, []string{"items/1"}) {
+		t.Errorf("re-run keys %q", got)
+	}
+	if got := childrenOf(spans, rr); !slices.Equal(got, []string{"notify items_show"}) {
+		t.Errorf("the re-run's children %q, want the notification batch", got)
+	}
+	notify := spansNamed(spans, "notify items_show")[0]
+	if n := attr(notify, "mcplive.subscribers").AsInt64(); n != 1 {
+		t.Errorf("notified %d", n)
+	}
+}
+
+// TestTelemetryRateLimited counts refused calls and reads, per command.
+func TestTelemetryRateLimited(t *testing.T) {
+	h := newHarness(t, sdktrace.AlwaysSample(), adapter.WithRateLimit(rate.Every(time.Hour), 1))
+	c := adaptertest.New(t, h.a)
+	for range 2 {
+		if _, err := c.CallTool("items_show", map[string]any{"id": 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Read("app://items_show/1"); err == nil {
+		t.Fatal("a read past the rate limit succeeded")
+	}
+	ms := h.collect(t)
+	for _, tc := range []struct {
+		name  string
+		attrs []attribute.KeyValue
+		want  int64
+	}{
+		{"mcplive.calls", cmdAttrs("items_show", adapter.OutcomeOK), 1},
+		{"mcplive.calls", cmdAttrs("items_show", adapter.OutcomeRateLimited), 1},
+		{"mcplive.reads", cmdAttrs("items_show", adapter.OutcomeRateLimited), 1},
+		{"mcplive.rate_limited", cmdAttrs("items_show", ""), 2},
+	} {
+		if got := value(t, ms, tc.name, tc.attrs...); got != tc.want {
+			t.Errorf("%s%v = %d, want %d", tc.name, tc.attrs, got, tc.want)
+		}
+	}
+}
+
+// TestTelemetryUnsampled: a read that is not sampled makes no span, not
+// even of its phases, and is counted all the same.
+func TestTelemetryUnsampled(t *testing.T) {
+	h := newHarness(t, sdktrace.NeverSample())
+	c := adaptertest.New(t, h.a)
+	if _, err := c.Read("app://items_show/1"); err != nil {
+		t.Fatal(err)
+	}
+	if spans := h.spans.Ended(); len(spans) != 0 {
+		t.Errorf("%d spans recorded", len(spans))
+	}
+	if got := value(t, h.collect(t), "mcplive.reads", cmdAttrs("items_show", adapter.OutcomeOK)...); got != 1 {
+		t.Errorf("reads %d", got)
+	}
+}
+
+func TestNewRefusesNilProviders(t *testing.T) {
+	if _, err := otel.New(otel.WithMeterProvider(nil)); err == nil {
+		t.Error("nil MeterProvider accepted")
+	}
+	if _, err := otel.New(otel.WithTracerProvider(nil)); err == nil {
+		t.Error("nil TracerProvider accepted")
+	}
+}
