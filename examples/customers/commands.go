@@ -31,7 +31,9 @@ func register(a *adapter.Adapter, st *store) {
 	// A list of ids has no place in a URI template: a tool only.
 	adapter.Live(a, "customers_by_ids", "The customers with the given ids.", s.byIDs)
 
-	// Commands may write: tools only. Each calls Changed after its commit.
+	// Commands may write: tools only. Each calls ChangedContext after its
+	// commit, with its request's context: a trace of the request then
+	// leads to the re-runs and notifications it caused.
 	adapter.Command(a, "customers_create", "Create a customer.", s.createCustomer)
 	adapter.Command(a, "customers_update", "Change a customer's name or email.", s.updateCustomer)
 	adapter.Command(a, "orders_create", "Record an order for a customer.", s.createOrder)
@@ -165,7 +167,7 @@ func (s *shop) createCustomer(ctx context.Context, args CreateCustomerArgs) (Cus
 	// After the commit, never before: a re-run must see the new row. The
 	// row's key also wakes a customers_show of this id watched before the
 	// customer existed (it read the row and found it missing).
-	s.a.Changed(customerKey(c.ID))
+	s.a.ChangedContext(ctx, customerKey(c.ID))
 	return c, nil
 }
 
@@ -179,7 +181,7 @@ func (s *shop) updateCustomer(ctx context.Context, args UpdateCustomerArgs) (Cus
 	case err != nil:
 		return Customer{}, err
 	}
-	s.a.Changed(customerKey(c.ID))
+	s.a.ChangedContext(ctx, customerKey(c.ID))
 	return c, nil
 }
 
@@ -194,7 +196,7 @@ func (s *shop) createOrder(ctx context.Context, args CreateOrderArgs) (Order, er
 	if err != nil {
 		return Order{}, err
 	}
-	s.a.Changed(orderKey(o.ID))
+	s.a.ChangedContext(ctx, orderKey(o.ID))
 	return o, nil
 }
 

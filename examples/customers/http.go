@@ -75,6 +75,13 @@ func serveHTTP(ctx context.Context, ln net.Listener, inst *instance, logger *slo
 		// can take the instance out of rotation meanwhile.
 		mux.Handle("GET /healthz/feed", inst.feed.HealthHandler())
 	}
+	if inst.tel != nil {
+		// For operators (telemetry.go): Prometheus scrapes /metrics, and
+		// /debug/live follows the live queries. The page shows their
+		// arguments, which may be personal data: it answers loopback only.
+		mux.Handle("GET /metrics", inst.tel.metrics)
+		mux.Handle("GET /debug/live", loopbackOnly(inst.a.DebugHandler()))
+	}
 
 	// Event streams (a subscription, a GET stream) never end by themselves,
 	// and Shutdown waits for every handler to return. So every request's
@@ -104,6 +111,9 @@ func serveHTTP(ctx context.Context, ln net.Listener, inst *instance, logger *slo
 
 	url := "http://" + ln.Addr().String()
 	logger.Info("serving MCP over Streamable HTTP", "url", url+"/mcp", "health", url+"/healthz")
+	if inst.tel != nil {
+		logger.Info("serving operators", "metrics", url+"/metrics", "live", url+"/debug/live")
+	}
 	logger.Info("try it", "inspector", "npx -y @modelcontextprotocol/inspector@2.12.0 --cli "+url+"/mcp --transport http --method resources/templates/list")
 
 	select {
@@ -122,6 +132,19 @@ func serveHTTP(ctx context.Context, ln net.Listener, inst *instance, logger *slo
 		return err
 	}
 	return nil
+}
+
+// loopbackOnly serves h to clients on the loopback interface only, and 403
+// to the others.
+func loopbackOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+			http.Error(w, "forbidden: this page answers loopback only", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // healthz answers 200 "ok" while the database answers. The store is seeded

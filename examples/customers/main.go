@@ -127,19 +127,33 @@ type instance struct {
 	a    *adapter.Adapter
 	feed *pgfeed.Feed // nil on SQLite
 	stop func()       // stops the feed; nil on SQLite
+	tel  *telemetry   // metrics and traces of a (telemetry.go)
 }
 
 // openInstance opens the database the flags name and builds the MCP server
-// on it.
+// on it, reporting to its telemetry.
 func openInstance(ctx context.Context, cfg config, logger *slog.Logger) (*instance, error) {
-	if cfg.postgres != "" {
-		return openPostgresInstance(ctx, cfg.postgres, logger) // postgres.go
-	}
-	st, err := openStore(ctx, cfg.dbPath)
+	tel, err := newTelemetry()
 	if err != nil {
 		return nil, err
 	}
-	return &instance{st: st, a: newAdapter(st, logger)}, nil
+	var inst *instance
+	if cfg.postgres != "" {
+		inst, err = openPostgresInstance(ctx, cfg.postgres, logger, tel.option()) // postgres.go
+	} else {
+		var st *store
+		if st, err = openStore(ctx, cfg.dbPath); err == nil {
+			inst = &instance{st: st, a: newAdapter(st, logger, tel.option())}
+		}
+	}
+	if err != nil {
+		return nil, errors.Join(err, tel.close())
+	}
+	if err := tel.register(inst.a); err != nil {
+		return nil, errors.Join(err, inst.Close(), tel.close())
+	}
+	inst.tel = tel
+	return inst, nil
 }
 
 // Close ends the adapter's live work (re-runs finish, listen streams end,
@@ -151,6 +165,9 @@ func (inst *instance) Close() error {
 	err := inst.a.Close(ctx)
 	if inst.stop != nil {
 		inst.stop()
+	}
+	if inst.tel != nil {
+		err = errors.Join(err, inst.tel.close())
 	}
 	return errors.Join(err, inst.st.Close())
 }

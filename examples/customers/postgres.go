@@ -32,7 +32,7 @@ var feedTables = []pgfeed.TableSpec{
 // tables if need be, installs the triggers, and builds the MCP server with its
 // change feed running. It returns once the feed listens, so that no change
 // another instance makes after that is missed.
-func openPostgresInstance(ctx context.Context, url string, logger *slog.Logger) (*instance, error) {
+func openPostgresInstance(ctx context.Context, url string, logger *slog.Logger, opts ...adapter.Option) (*instance, error) {
 	st, err := openPostgres(ctx, url)
 	if err != nil {
 		return nil, err
@@ -43,7 +43,7 @@ func openPostgresInstance(ctx context.Context, url string, logger *slog.Logger) 
 	}
 
 	feed := pgfeed.New(url, pgfeed.WithLogger(logger))
-	a := newAdapter(st, logger, adapter.WithChangeFeed(feed))
+	a := newAdapter(st, logger, append(opts, adapter.WithChangeFeed(feed))...)
 	// The feed runs until Close, not until ctx ends: it must outlive the
 	// requests that a graceful shutdown lets finish. Run reconnects by
 	// itself whenever the connection drops.
