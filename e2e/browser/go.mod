@@ -1,0 +1,11 @@
+module github.com/mcplive/adapter/e2e/browser
+
+go 1.26.0
+
+require (
+	github.com/chromedp/cdproto v0.160.1
+	github.com/chromedp/chromedp v0.23.1
+	go.uber.org/goleak v1.3.0
+)
+
+require github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
