@@ -17,10 +17,11 @@ import (
 
 // rerunCauses is what caused the next run of a query: the changed keys,
 // and the contexts of the writers that gave one (ChangedContext), oldest
-// first.
+// first. The common cause, one key, takes no allocation of its own.
 type rerunCauses struct {
 	keys []string
 	ctxs []context.Context
+	key  [1]string // keys' first array
 }
 
 // changeLocked schedules q for a change of key ("" for a change of
@@ -45,6 +46,7 @@ func (q *query) noteCauseLocked(ctx context.Context, key string, first bool) {
 	c := q.causes
 	if c == nil {
 		c = &rerunCauses{}
+		c.keys = c.key[:0]
 		q.causes = c
 	}
 	if key != "" && len(c.keys) < MaxCauseKeys && !slices.Contains(c.keys, key) {
@@ -55,61 +57,76 @@ func (q *query) noteCauseLocked(ctx context.Context, key string, first bool) {
 	}
 }
 
-// rerunObservation is a re-run under an Observer's eyes.
+// rerunObservation is a re-run under an Observer's eyes; the zero value,
+// none. It is a value, kept by the worker that runs the query: observing
+// costs a re-run no allocation of the registry's.
 type rerunObservation struct {
 	obs Observer
 	ctx context.Context // the re-run's, as the Observer made it
 	o   Observation
 	cmd string
+	// ended is how the re-run went, taken under the registry's lock and
+	// told without it (report).
+	ended rerunEnd
 }
 
-// rerunEnd is how a re-run went, taken under the registry's lock.
+// rerunEnd is how a re-run went.
 type rerunEnd struct {
 	outcome  Outcome
 	err      error
 	notified int
+	at       time.Time // when it queued the notifications
 }
 
 // observeRerun tells the Observer, if any, that q's re-run begins, and
 // returns the context it is to run in: q.ctx, or what the Observer made of
 // it. It runs without the registry's lock.
-func (r *liveRegistry) observeRerun(q *query, causes *rerunCauses) (context.Context, *rerunObservation) {
+func (r *liveRegistry) observeRerun(q *query, causes *rerunCauses) (context.Context, rerunObservation) {
 	obs := r.a.cfg.observer
 	if obs == nil {
-		return q.ctx, nil
+		return q.ctx, rerunObservation{}
 	}
 	op := Op{Kind: OpRerun, Command: q.key.cmd.name, Start: time.Now()}
 	if causes != nil {
 		op.Keys, op.Causes = causes.keys, causes.ctxs
 	}
 	ctx, o := obs.Observe(q.ctx, op)
-	return ctx, &rerunObservation{obs: obs, ctx: ctx, o: o, cmd: op.Command}
+	return ctx, rerunObservation{obs: obs, ctx: ctx, o: o, cmd: op.Command}
 }
 
-// result says how q's re-run went, once settleLocked has applied it and
-// queued notified notifications.
-func (ro *rerunObservation) result(q *query, out outcome, late bool, notified int) rerunEnd {
-	end := rerunEnd{err: out.err, notified: notified}
+// settledLocked notes how q's re-run went, once settleLocked has applied
+// it and queued notified notifications, and returns ro, to be reported.
+// Without an Observer it returns none.
+func (ro rerunObservation) settledLocked(q *query, out outcome, late bool, notified int) rerunObservation {
+	if ro.o == nil {
+		return ro
+	}
+	e := rerunEnd{err: out.err, notified: notified, at: q.lastChange}
 	switch {
 	case late:
-		end.outcome = OutcomeLate
+		e.outcome = OutcomeLate
 	case q.dropped:
-		end.outcome = OutcomeDropped
+		e.outcome = OutcomeDropped
 	default:
-		end.outcome = rerunOutcome(out.err, notified > 0)
+		e.outcome = rerunOutcome(out.err, notified > 0)
 	}
-	return end
+	ro.ended = e
+	return ro
 }
 
-// end tells the Observer how the re-run went and, when it queued
+// report tells the Observer how the re-run went and, when it queued
 // notifications, of that batch, as a child of the re-run. It runs without
-// the registry's lock.
-func (ro *rerunObservation) end(e rerunEnd) {
-	if e.notified > 0 {
-		_, n := ro.obs.Observe(ro.ctx, Op{Kind: OpNotify, Command: ro.cmd, Count: e.notified, Start: time.Now()})
+// the registry's lock, and returns none (nothing left to report).
+func (ro rerunObservation) report() rerunObservation {
+	if ro.o == nil {
+		return ro
+	}
+	if e := ro.ended; e.notified > 0 {
+		_, n := ro.obs.Observe(ro.ctx, Op{Kind: OpNotify, Command: ro.cmd, Count: e.notified, Start: e.at})
 		n.End(OutcomeOK, nil)
 	}
-	ro.o.End(e.outcome, e.err)
+	ro.o.End(ro.ended.outcome, ro.ended.err)
+	return rerunObservation{}
 }
 
 // LiveChanged returns a channel that is closed at the live registry's next

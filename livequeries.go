@@ -28,9 +28,8 @@ type LiveQuery struct {
 	// Reruns counts its re-runs since it was created by its first
 	// subscription.
 	Reruns uint64 `json:"reruns"`
-	// LastRun is when its last re-run ended, LastChange when its result
-	// last differed (its subscribers were notified); zero for never.
-	LastRun    time.Time `json:"lastRun,omitzero"`
+	// LastChange is when its result last differed, so that its
+	// subscribers were notified; zero for never since it was created.
 	LastChange time.Time `json:"lastChange,omitzero"`
 }
 
@@ -52,7 +51,6 @@ func (a *Adapter) LiveQueries() []LiveQuery {
 			Reads:       slices.Clone(q.reads),
 			State:       q.state.String(),
 			Reruns:      q.reruns,
-			LastRun:     q.lastRun,
 			LastChange:  q.lastChange,
 		})
 	}

@@ -124,7 +124,6 @@ type query struct {
 
 	// What LiveQueries and an Observer are told (liveobserve.go).
 	reruns     uint64
-	lastRun    time.Time
 	lastChange time.Time // when its result last differed
 	seenChange uint64    // the registry's change count when a change last reached it
 	causes     *rerunCauses
@@ -277,19 +276,29 @@ func (r *liveRegistry) scheduleLocked(q *query) {
 
 // work re-runs queued queries until the queue is empty.
 func (r *liveRegistry) work() {
+	// observer: a re-run the Observer is told of once the lock is
+	// released next, and before the worker leaves (liveobserve.go).
+	var told rerunObservation
 	r.mu.Lock()
 	for {
 		q := r.nextRunLocked()
 		if q == nil {
-			break
+			if told.o == nil {
+				break
+			}
+			r.mu.Unlock()
+			told = told.report()
+			r.mu.Lock()
+			continue
 		}
 		q.state = runRunning
 		r.inflight++
 		before := r.changes
-		causes := q.causes // observer: what made it run (liveobserve.go)
+		causes := q.causes // observer: what made it run
 		q.causes = nil
 		r.mu.Unlock()
 
+		told = told.report()
 		ctx, o := r.observeRerun(q, causes)
 		out, late := r.rerun(ctx, q)
 
@@ -298,15 +307,8 @@ func (r *liveRegistry) work() {
 		r.inflight--
 		q.state = runIdle
 		q.reruns++
-		q.lastRun = time.Now()
 		notified := r.settleLocked(q, out, late, before)
-		if o != nil {
-			// observer: told without the registry's lock
-			end := o.result(q, out, late, notified)
-			r.mu.Unlock()
-			o.end(end)
-			r.mu.Lock()
-		}
+		told = o.settledLocked(q, out, late, notified)
 	}
 	r.workers--
 	r.signalLocked()

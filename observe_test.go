@@ -340,7 +340,7 @@ func TestLiveQueries(t *testing.T) {
 	}
 	count, show := qs[0], qs[1]
 	if count.Command != "items_count" || string(count.Arguments) != "{}" || count.Subscribers != 1 ||
-		!slices.Equal(count.Reads, []string{"items"}) || count.Reruns != 1 || !count.LastChange.IsZero() || count.LastRun.Before(before) {
+		!slices.Equal(count.Reads, []string{"items"}) || count.Reruns != 1 || !count.LastChange.IsZero() {
 		t.Errorf("items_count: %+v, want one unchanged re-run", count)
 	}
 	if show.Command != "items_show" || string(show.Arguments) != `{"id":2}` || show.Subscribers != 2 ||

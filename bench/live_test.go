@@ -142,6 +142,9 @@ type fanout struct {
 	received atomic.Int64 // notifications/resources/updated at the clients
 	target   atomic.Int64 // when received reaches it, reached gets a value
 	reached  chan struct{}
+	// writer, when not nil, is the context the change is reported with
+	// (ChangedContext), as a traced write would.
+	writer context.Context
 }
 
 // liveCmd declares the command the live benchmarks subscribe to, named
@@ -165,10 +168,10 @@ func trivialCmd(a *adapter.Adapter) (string, func()) {
 // newFanout subscribes subscription k (0 ≤ k < 10,000) to argument
 // k%1000+1 on session k/64: 157 sessions, each argument set subscribed from
 // 10 of them.
-func newFanout(b *testing.B, cmd liveCmd) (*fanout, string, func()) {
+func newFanout(b *testing.B, cmd liveCmd, opts ...adapter.Option) (*fanout, string, func()) {
 	b.Helper()
 	srv := server.NewMCPServer("bench", "1")
-	f := &fanout{a: adapter.Wrap(srv), reached: make(chan struct{}, 1)}
+	f := &fanout{a: adapter.Wrap(srv, opts...), reached: make(chan struct{}, 1)}
 	change, write := cmd(f.a)
 	f.target.Store(-1)
 	b.Cleanup(f.close)
@@ -238,7 +241,11 @@ func (f *fanout) change(b *testing.B, change string, want int64) {
 	if want > 0 {
 		f.target.Store(f.received.Load() + want)
 	}
-	f.a.Changed(change)
+	if f.writer != nil {
+		f.a.ChangedContext(f.writer, change)
+	} else {
+		f.a.Changed(change)
+	}
 	if want > 0 {
 		select {
 		case <-f.reached:
@@ -253,8 +260,15 @@ func (f *fanout) change(b *testing.B, change string, want int64) {
 	}
 }
 
-func benchFanout(b *testing.B, cmd liveCmd) {
-	f, change, write := newFanout(b, cmd)
+func benchFanout(b *testing.B, cmd liveCmd, opts ...adapter.Option) {
+	benchFanoutFrom(b, nil, cmd, opts...)
+}
+
+// benchFanoutFrom is benchFanout with the change reported with the
+// writer's context (nil for none).
+func benchFanoutFrom(b *testing.B, writer context.Context, cmd liveCmd, opts ...adapter.Option) {
+	f, change, write := newFanout(b, cmd, opts...)
+	f.writer = writer
 	before := f.a.LiveStats()
 	received := f.received.Load()
 	b.ReportAllocs()

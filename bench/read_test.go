@@ -46,10 +46,11 @@ func connect(b *testing.B, srv *server.MCPServer) *client.Client {
 	return c
 }
 
-// adapterServer declares n live commands: items_show and n-1 others.
-func adapterServer(n int) *server.MCPServer {
+// adapterServer declares n live commands: items_show and n-1 others, on an
+// adapter with opts.
+func adapterServer(n int, opts ...adapter.Option) *server.MCPServer {
 	srv := server.NewMCPServer("bench", "1")
-	a := adapter.Wrap(srv)
+	a := adapter.Wrap(srv, opts...)
 	adapter.Live(a, "items_show", "One item.", show)
 	for i := 1; i < n; i++ {
 		adapter.Live(a, "items_show_"+strconv.Itoa(i), "Another.", show)

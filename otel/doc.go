@@ -14,9 +14,10 @@
 //
 // # Metrics
 //
-// Instrument names are OpenTelemetry's; OpenTelemetry's Prometheus exporter
-// (with its default translation, UnderscoreEscapingWithSuffixes) exposes
-// them as:
+// Instrument names are OpenTelemetry's (mcplive.reruns, of unit {rerun});
+// OpenTelemetry's Prometheus exporter, with the translation strategy
+// UnderscoreEscapingWithSuffixes and WithoutScopeInfo (as the example
+// application sets them), exposes them as:
 //
 //	mcplive_subscriptions                   gauge    subscriptions held
 //	mcplive_live_queries                    gauge    distinct queries behind them
@@ -31,26 +32,40 @@
 //	mcplive_refused_subscriptions_total     counter  subscriptions refused
 //
 // Labels are bounded: a command's name and an outcome, never a URI, a
-// session or an argument. The gauges and the counters without labels are
-// read from Adapter.LiveStats when metrics are collected, at no cost in
-// between.
+// session or an argument. The counts of reads, calls and re-runs are kept
+// per command in atomic counters and, like the gauges (read from
+// Adapter.LiveStats), observed when metrics are collected; only the re-run
+// duration is recorded as it happens.
 //
 // # Spans
 //
-//   - "read <command>", with a child span per phase: parse, convert,
-//     validate, command. The command runs in the read's context, so its
-//     own spans (a database query) nest under the read.
-//   - "rerun <command>", with the changed keys that caused it
-//     (mcplive.keys). A write that reports its change with
-//     Adapter.ChangedContext makes the re-run a child of its span and a
-//     link to it; a re-run that several writes caused links to each, up
-//     to adapter.MaxCauses. So one trace leads from a write to the
-//     notifications it caused.
-//   - "notify <command>", a child of the re-run: the subscriptions queued
-//     a notification (mcplive.subscribers).
+//   - "read <command>": each read of the adapter's URIs. Its phases are
+//     attributes, mcplive.phase.<parse|convert|validate|command>.duration
+//     in seconds, or child spans with WithPhaseSpans. The command runs in
+//     the read's context, so its own spans (a database query) nest under
+//     the read.
+//   - "rerun <command>", for a re-run that a traced write caused: a write
+//     that reports its change with Adapter.ChangedContext, from a context
+//     that carries a span, makes each re-run it causes a child of its span
+//     and a link to it; a re-run that several writes caused links to each,
+//     up to adapter.MaxCauses. It carries the changed keys that caused it
+//     (mcplive.keys). So one trace leads from a write to the
+//     notifications it caused. Other re-runs are counted and timed, not
+//     traced, unless WithRootRerunSpans.
+//   - "notify <command>", a child of a traced re-run whose result changed:
+//     the subscriptions queued a notification (mcplive.subscribers).
 //
-// Spans carry mcplive.command and mcplive.outcome. A read's URI holds its
+// Spans carry mcplive.command and mcplive.outcome; an internal error or a
+// late re-run sets the span's status to Error. A read's URI holds its
 // arguments, which may be personal data: it is recorded (mcp.resource.uri)
 // only with WithResourceURIs. A tools/call has no span of its own here:
-// mcp-go's tracing (github.com/mark3labs/mcp-go/otel) makes one.
+// mcp-go's tracing makes one where it is installed.
+//
+// # Cost
+//
+// An operation that is not sampled costs its count, and for a re-run its
+// duration: under a microsecond. A sampled span costs the SDK a few
+// microseconds, which matters beside a read served in process in 70 µs;
+// sample traces as a busy server does (a ratio of the root spans, and
+// ParentBased). docs/observability.md has the measurements.
 package otel

@@ -3,6 +3,7 @@ package otel
 import (
 	"context"
 	"errors"
+	"time"
 
 	"go.opentelemetry.io/otel/metric"
 
@@ -21,7 +22,8 @@ const (
 type instruments struct {
 	meter metric.Meter
 
-	reads, calls, reruns, rateLimited metric.Int64Counter
+	// Counted per command (commands.go), observed at collection.
+	reads, calls, reruns, rateLimited metric.Int64ObservableCounter
 	rerunDuration                     metric.Float64Histogram
 
 	// Read from Adapter.LiveStats at each collection (Register).
@@ -29,16 +31,16 @@ type instruments struct {
 	notifications, coalesced, refusals metric.Int64ObservableCounter
 }
 
-func (in *instruments) init(m metric.Meter) error {
+func (in *instruments) init(m metric.Meter, each func(func(*command))) error {
 	in.meter = m
 	var errs [12]error
-	in.reads, errs[0] = m.Int64Counter("mcplive.reads", metric.WithUnit("{read}"),
+	in.reads, errs[0] = m.Int64ObservableCounter("mcplive.reads", metric.WithUnit("{read}"),
 		metric.WithDescription("Reads of the adapter's resource URIs, by command and outcome."))
-	in.calls, errs[1] = m.Int64Counter("mcplive.calls", metric.WithUnit("{call}"),
+	in.calls, errs[1] = m.Int64ObservableCounter("mcplive.calls", metric.WithUnit("{call}"),
 		metric.WithDescription("tools/calls of the adapter's commands, by command and outcome."))
-	in.reruns, errs[2] = m.Int64Counter("mcplive.reruns", metric.WithUnit("{rerun}"),
+	in.reruns, errs[2] = m.Int64ObservableCounter("mcplive.reruns", metric.WithUnit("{rerun}"),
 		metric.WithDescription("Re-runs of live queries after a change, by command and outcome."))
-	in.rateLimited, errs[3] = m.Int64Counter("mcplive.rate_limited", metric.WithUnit("{call}"),
+	in.rateLimited, errs[3] = m.Int64ObservableCounter("mcplive.rate_limited", metric.WithUnit("{call}"),
 		metric.WithDescription("Reads and tools/calls refused by the rate limit, by command."))
 	in.rerunDuration, errs[4] = m.Float64Histogram("mcplive.rerun.duration", metric.WithUnit("s"),
 		metric.WithDescription("How long re-runs of live queries took, by command."),
@@ -57,7 +59,42 @@ func (in *instruments) init(m metric.Meter) error {
 		metric.WithDescription("Changes that cost a live query no run of its own: it was queued already, or running with one more run owed."))
 	in.refusals, errs[10] = m.Int64ObservableCounter("mcplive.refused_subscriptions", metric.WithUnit("{subscription}"),
 		metric.WithDescription("Subscriptions refused: no such live command, not granted, not converting, over a cap, rate limited, or closing."))
-	return errors.Join(errs[:]...)
+	if err := errors.Join(errs[:]...); err != nil {
+		return err
+	}
+	// Lives as long as the meter provider.
+	_, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		each(in.observe(o))
+		return nil
+	}, in.reads, in.calls, in.reruns, in.rateLimited)
+	return err
+}
+
+// observe returns what observes one command's counts: every series that
+// counted something.
+func (in *instruments) observe(o metric.Observer) func(*command) {
+	return func(c *command) {
+		for i := range numOutcomes {
+			for _, k := range []struct {
+				inst metric.Int64Observable
+				n    int64
+			}{{in.reads, c.reads[i].Load()}, {in.calls, c.calls[i].Load()}, {in.reruns, c.reruns[i].Load()}} {
+				if k.n > 0 {
+					o.ObserveInt64(k.inst, k.n, c.labels[i])
+				}
+			}
+		}
+		if n := c.rateLimited.Load(); n > 0 {
+			o.ObserveInt64(in.rateLimited, n, c.only)
+		}
+	}
+}
+
+// rerunEnded counts a re-run of c that began at start, and records its
+// duration.
+func (in *instruments) rerunEnded(ctx context.Context, c *command, outcome adapter.Outcome, start time.Time) {
+	c.reruns.add(outcome)
+	in.rerunDuration.Record(ctx, time.Since(start).Seconds(), c.only)
 }
 
 // Register reports the live registry of a (Adapter.LiveStats) through the

@@ -19,30 +19,37 @@ const (
 	attrURI         = "mcp.resource.uri"
 )
 
+// internalSpan is the kind of every span here: work inside the server.
+var internalSpan = trace.WithSpanKind(trace.SpanKindInternal)
+
 // Observe implements adapter.Observer: the adapter calls it as each
 // operation begins.
 func (t *Telemetry) Observe(ctx context.Context, op adapter.Op) (context.Context, adapter.Observation) {
-	c := t.command(op.Command)
+	c := t.commands.get(op.Command)
 	switch op.Kind {
 	case adapter.OpCall:
 		// Counted only: mcp-go's own tracing has a span for each call.
-		return ctx, callObservation{t: t, c: c}
+		return ctx, callObservation{c: c}
 	case adapter.OpRead:
-		attrs := []attribute.KeyValue{c.attr}
 		if t.recordURIs {
-			attrs = append(attrs, attribute.String(attrURI, op.URI))
+			return t.start(ctx, c, op, c.read, trace.WithAttributes(c.attr, attribute.String(attrURI, op.URI)))
 		}
-		return t.start(ctx, c, op, c.read, trace.WithAttributes(attrs...))
+		return t.start(ctx, c, op, c.read, c.attrOnly)
 	case adapter.OpRerun:
 		return t.startRerun(ctx, c, op)
 	case adapter.OpNotify:
+		if !trace.SpanFromContext(ctx).IsRecording() {
+			// Its re-run is not traced: neither is the batch.
+			return ctx, callObservation{}
+		}
 		return t.start(ctx, c, op, c.notify, trace.WithAttributes(c.attr, attribute.Int(attrSubscribers, op.Count)))
 	}
 	return ctx, callObservation{}
 }
 
-// startRerun starts the span of a re-run: a child of the first write that
-// caused it and gave its context, linked to each such write.
+// startRerun starts the span of a re-run: a child of the first traced
+// write that caused it, linked to each. A re-run that no traced write
+// caused is only counted and timed, unless WithRootRerunSpans.
 func (t *Telemetry) startRerun(ctx context.Context, c *command, op adapter.Op) (context.Context, adapter.Observation) {
 	parent := ctx
 	var links []trace.Link
@@ -56,22 +63,42 @@ func (t *Telemetry) startRerun(ctx context.Context, c *command, op adapter.Op) (
 		}
 		links = append(links, trace.Link{SpanContext: sc})
 	}
-	opts := []trace.SpanStartOption{trace.WithAttributes(c.attr, attribute.StringSlice(attrKeys, op.Keys))}
-	if links != nil {
-		opts = append(opts, trace.WithLinks(links...))
+	if links == nil && !t.rootReruns {
+		start := op.Start
+		if start.IsZero() {
+			start = time.Now()
+		}
+		return ctx, &rerunObservation{t: t, c: c, start: start}
 	}
-	ctx, o := t.start(parent, c, op, c.rerun, opts...)
-	return ctx, o
+	attrs := trace.WithAttributes(c.attr, attribute.StringSlice(attrKeys, op.Keys))
+	if links != nil {
+		return t.start(parent, c, op, c.rerun, attrs, trace.WithLinks(links...))
+	}
+	return t.start(parent, c, op, c.rerun, attrs)
 }
 
-// start starts a span named name for op, from op.Start.
-func (t *Telemetry) start(ctx context.Context, c *command, op adapter.Op, name string, opts ...trace.SpanStartOption) (context.Context, *spanObservation) {
+// start starts a span named name for op, from op.Start, with opts (at
+// most two).
+func (t *Telemetry) start(ctx context.Context, c *command, op adapter.Op, name string, opts ...trace.SpanStartOption) (context.Context, adapter.Observation) {
 	start := op.Start
 	if start.IsZero() {
 		start = time.Now()
 	}
-	opts = append(opts, trace.WithTimestamp(start), trace.WithSpanKind(trace.SpanKindInternal))
-	ctx, span := t.tracer.Start(ctx, name, opts...)
+	all := make([]trace.SpanStartOption, 0, 4)
+	all = append(all, opts...)
+	all = append(all, trace.WithTimestamp(start), internalSpan)
+	ctx, span := t.tracer.Start(ctx, name, all...)
+	if !span.IsRecording() {
+		// Not sampled: ctx carries the decision to what runs under it,
+		// and only the measurements are left to make.
+		switch op.Kind {
+		case adapter.OpRead:
+			return ctx, readCount{c: c}
+		case adapter.OpRerun:
+			return ctx, &rerunObservation{t: t, c: c, start: start}
+		}
+		return ctx, callObservation{}
+	}
 	return ctx, &spanObservation{t: t, c: c, kind: op.Kind, ctx: ctx, span: span, start: start}
 }
 
@@ -84,32 +111,55 @@ type spanObservation struct {
 	ctx   context.Context // carries span: the parent of the phases
 	span  trace.Span
 	start time.Time
+	// phases and the outcome are set on the span at End, in one call.
+	phases  [5]attribute.KeyValue
+	nphases int
 }
 
-// Phase records a phase as a child span, when the operation's span is
-// recorded at all.
+// Phase records a phase, when the operation's span is recorded at all: as
+// the attribute mcplive.phase.<name>.duration of the span (seconds), set
+// with the outcome at End, or with WithPhaseSpans as a child span.
 func (o *spanObservation) Phase(name string, start, end time.Time) {
 	if !o.span.IsRecording() {
 		return
 	}
-	_, s := o.t.tracer.Start(o.ctx, name, trace.WithTimestamp(start), trace.WithSpanKind(trace.SpanKindInternal))
-	s.End(trace.WithTimestamp(end))
+	if o.t.phaseSpans {
+		_, s := o.t.tracer.Start(o.ctx, name, trace.WithTimestamp(start), trace.WithSpanKind(trace.SpanKindInternal))
+		s.End(trace.WithTimestamp(end))
+		return
+	}
+	if o.nphases < len(o.phases) {
+		o.phases[o.nphases] = attribute.Float64(phaseKey(name), end.Sub(start).Seconds())
+		o.nphases++
+	}
+}
+
+// phaseKey is the attribute of a phase's duration.
+func phaseKey(name string) string {
+	switch name {
+	case adapter.PhaseParse:
+		return "mcplive.phase.parse.duration"
+	case adapter.PhaseConvert:
+		return "mcplive.phase.convert.duration"
+	case adapter.PhaseValidate:
+		return "mcplive.phase.validate.duration"
+	case adapter.PhaseCommand:
+		return "mcplive.phase.command.duration"
+	}
+	return "mcplive.phase." + name + ".duration"
 }
 
 func (o *spanObservation) End(outcome adapter.Outcome, err error) {
 	in := &o.t.inst
 	switch o.kind {
 	case adapter.OpRead:
-		in.reads.Add(o.ctx, 1, o.c.with(outcome))
-		if outcome == adapter.OutcomeRateLimited {
-			in.rateLimited.Add(o.ctx, 1, o.c.only)
-		}
+		readCount{o.c}.End(outcome, err)
 	case adapter.OpRerun:
-		in.reruns.Add(o.ctx, 1, o.c.with(outcome))
-		in.rerunDuration.Record(o.ctx, time.Since(o.start).Seconds(), o.c.only)
+		in.rerunEnded(o.ctx, o.c, outcome, o.start)
 	}
 	if o.span.IsRecording() {
-		o.span.SetAttributes(attribute.String(attrOutcome, string(outcome)))
+		o.phases[o.nphases] = attribute.String(attrOutcome, string(outcome))
+		o.span.SetAttributes(o.phases[:o.nphases+1]...)
 		// Refusals (invalid, not found, rate limited) are the agent's
 		// doing, not failures of the server's.
 		if outcome == adapter.OutcomeInternal || outcome == adapter.OutcomeLate {
@@ -122,23 +172,48 @@ func (o *spanObservation) End(outcome adapter.Outcome, err error) {
 	o.span.End()
 }
 
-// callObservation counts a tools/call. It is two pointers: no span, and
-// nothing to end but the count.
+// readCount counts a read that is not traced.
+type readCount struct {
+	c *command
+}
+
+func (readCount) Phase(string, time.Time, time.Time) {}
+
+func (o readCount) End(outcome adapter.Outcome, _ error) {
+	o.c.reads.add(outcome)
+	if outcome == adapter.OutcomeRateLimited {
+		o.c.rateLimited.Add(1)
+	}
+}
+
+// rerunObservation counts and times a re-run that is not traced.
+type rerunObservation struct {
+	t     *Telemetry
+	c     *command
+	start time.Time
+}
+
+func (*rerunObservation) Phase(string, time.Time, time.Time) {}
+
+func (o *rerunObservation) End(outcome adapter.Outcome, _ error) {
+	o.t.inst.rerunEnded(context.Background(), o.c, outcome, o.start)
+}
+
+// callObservation counts a tools/call: no span, and nothing to end but
+// the count. One pointer, so that it is an Observation without an
+// allocation; the zero value observes nothing.
 type callObservation struct {
-	t *Telemetry
 	c *command
 }
 
 func (callObservation) Phase(string, time.Time, time.Time) {}
 
 func (o callObservation) End(outcome adapter.Outcome, _ error) {
-	if o.t == nil {
+	if o.c == nil {
 		return
 	}
-	in := &o.t.inst
-	ctx := context.Background()
-	in.calls.Add(ctx, 1, o.c.with(outcome))
+	o.c.calls.add(outcome)
 	if outcome == adapter.OutcomeRateLimited {
-		in.rateLimited.Add(ctx, 1, o.c.only)
+		o.c.rateLimited.Add(1)
 	}
 }

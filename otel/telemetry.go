@@ -2,11 +2,9 @@ package otel
 
 import (
 	"errors"
-	"sync"
 	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
@@ -23,11 +21,13 @@ const ScopeName = "github.com/mcplive/adapter/otel"
 type Telemetry struct {
 	tracer     trace.Tracer
 	recordURIs bool
+	phaseSpans bool
+	rootReruns bool
 	inst       instruments
 	registered atomic.Bool
-	// commands caches what each command's spans and measurements need,
-	// by name: made once, then shared by every operation.
-	commands sync.Map // string -> *command
+	// commands holds what each command's spans and measurements need,
+	// and its counts (commands.go).
+	commands commands
 }
 
 var _ adapter.Observer = (*Telemetry)(nil)
@@ -39,6 +39,8 @@ type config struct {
 	meters     metric.MeterProvider
 	tracers    trace.TracerProvider
 	recordURIs bool
+	phaseSpans bool
+	rootReruns bool
 }
 
 // WithMeterProvider sets where metrics go; by default the global
@@ -60,6 +62,27 @@ func WithResourceURIs() Option {
 	return func(c *config) { c.recordURIs = true }
 }
 
+// WithPhaseSpans records each phase of a read (parse, convert, validate,
+// command) as a child span of the read, rather than as an attribute of it
+// (mcplive.phase.<name>.duration, in seconds). Four more spans a read make
+// the phases plain on a trace's timeline, at a cost: on a trivial command
+// served in process, telemetry then costs a read about a fifth of its time
+// rather than a twentieth (docs/observability.md).
+func WithPhaseSpans() Option {
+	return func(c *config) { c.phaseSpans = true }
+}
+
+// WithRootRerunSpans traces every re-run. By default a re-run has a span
+// only when a traced write caused it (its ChangedContext carried a span
+// context), as a child of that write: a Changed without a context, or a
+// change heard from the change feed, re-runs queries uncounted by traces
+// but counted and timed by the metrics. With this option those re-runs are
+// traced too, each as the root of a trace of its own; one change can
+// re-run thousands of queries, so sample them (docs/observability.md).
+func WithRootRerunSpans() Option {
+	return func(c *config) { c.rootReruns = true }
+}
+
 // New makes a Telemetry and its instruments. It fails only when the meter
 // refuses an instrument.
 func New(opts ...Option) (*Telemetry, error) {
@@ -70,58 +93,9 @@ func New(opts ...Option) (*Telemetry, error) {
 	if c.meters == nil || c.tracers == nil {
 		return nil, errors.New("otel: nil MeterProvider or TracerProvider")
 	}
-	t := &Telemetry{tracer: c.tracers.Tracer(ScopeName), recordURIs: c.recordURIs}
-	if err := t.inst.init(c.meters.Meter(ScopeName)); err != nil {
+	t := &Telemetry{tracer: c.tracers.Tracer(ScopeName), recordURIs: c.recordURIs, phaseSpans: c.phaseSpans, rootReruns: c.rootReruns}
+	if err := t.inst.init(c.meters.Meter(ScopeName), t.commands.each); err != nil {
 		return nil, err
 	}
 	return t, nil
-}
-
-// command is what the spans and measurements of one command need, made
-// once: span names, its attribute, and the attribute sets of its
-// measurements by outcome.
-type command struct {
-	name                string
-	read, rerun, notify string // span names
-	attr                attribute.KeyValue
-	only                metric.MeasurementOption // {command}
-	// outcomes holds {command, outcome} for every outcome the adapter
-	// names; it is not changed once made.
-	outcomes map[adapter.Outcome]metric.MeasurementOption
-}
-
-func (t *Telemetry) command(name string) *command {
-	if c, ok := t.commands.Load(name); ok {
-		return c.(*command)
-	}
-	c := &command{
-		name: name, read: "read " + name, rerun: "rerun " + name, notify: "notify " + name,
-		attr:     attribute.String("mcplive.command", name),
-		only:     metric.WithAttributeSet(attribute.NewSet(attribute.String(labelCommand, name))),
-		outcomes: make(map[adapter.Outcome]metric.MeasurementOption),
-	}
-	for _, o := range []adapter.Outcome{
-		adapter.OutcomeOK, adapter.OutcomeInvalid, adapter.OutcomeNotFound, adapter.OutcomeRateLimited,
-		adapter.OutcomeInternal, adapter.OutcomeChanged, adapter.OutcomeUnchanged, adapter.OutcomeLate,
-		adapter.OutcomeDropped,
-	} {
-		c.outcomes[o] = c.measure(o)
-	}
-	actual, _ := t.commands.LoadOrStore(name, c)
-	return actual.(*command)
-}
-
-// with returns the attribute set {command, outcome}.
-func (c *command) with(outcome adapter.Outcome) metric.MeasurementOption {
-	if m, ok := c.outcomes[outcome]; ok {
-		return m
-	}
-	return c.measure(outcome)
-}
-
-func (c *command) measure(outcome adapter.Outcome) metric.MeasurementOption {
-	return metric.WithAttributeSet(attribute.NewSet(
-		attribute.String(labelCommand, c.name),
-		attribute.String(labelOutcome, string(outcome)),
-	))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -54,7 +55,7 @@ type showArgs struct {
 	ID int `json:"id" jsonschema:"minimum=1"`
 }
 
-func newHarness(t *testing.T, sampler sdktrace.Sampler, opts ...adapter.Option) *harness {
+func newHarness(t *testing.T, sampler sdktrace.Sampler, telOpts []otel.Option, opts ...adapter.Option) *harness {
 	t.Helper()
 	h := &harness{reader: sdkmetric.NewManualReader(), spans: tracetest.NewSpanRecorder(), store: &store{names: map[int]string{1: "Ada"}}}
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(h.reader))
@@ -64,7 +65,7 @@ func newHarness(t *testing.T, sampler sdktrace.Sampler, opts ...adapter.Option) 
 		_ = tp.Shutdown(context.Background())
 	})
 	h.tracer = tp.Tracer("test")
-	tel, err := otel.New(otel.WithMeterProvider(mp), otel.WithTracerProvider(tp))
+	tel, err := otel.New(append(telOpts, otel.WithMeterProvider(mp), otel.WithTracerProvider(tp))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +180,7 @@ func attr(s sdktrace.ReadOnlySpan, key string) attribute.Value {
 // re-run is a child of the write and linked to it, the notification batch
 // a child of the re-run, each read has its phases.
 func TestTelemetry(t *testing.T) {
-	h := newHarness(t, sdktrace.AlwaysSample())
+	h := newHarness(t, sdktrace.AlwaysSample(), nil)
 	c := adaptertest.New(t, h.a)
 	sub, err := c.Listen("app://items_show/1", "app://items_show/x")
 	if err != nil || len(sub.Acknowledged) != 1 {
@@ -232,8 +233,21 @@ func TestTelemetry(t *testing.T) {
 		{"parse", "convert", "validate", "command"},
 	}
 	for i, r := range reads {
-		if got := childrenOf(spans, r); !slices.Equal(got, wantPhases[i]) {
+		var got []string
+		for _, kv := range r.Attributes() {
+			k := string(kv.Key)
+			if name, ok := strings.CutPrefix(k, "mcplive.phase."); ok {
+				got = append(got, strings.TrimSuffix(name, ".duration"))
+				if d := kv.Value.AsFloat64(); d < 0 || d > 10 {
+					t.Errorf("read %d: %s = %v s", i, k, d)
+				}
+			}
+		}
+		if !slices.Equal(got, wantPhases[i]) {
 			t.Errorf("read %d: phases %q, want %q", i, got, wantPhases[i])
+		}
+		if kids := childrenOf(spans, r); len(kids) != 0 {
+			t.Errorf("read %d has child spans %q; phases are attributes without WithPhaseSpans", i, kids)
 		}
 		if attr(r, "mcp.resource.uri").Type() != attribute.INVALID {
 			t.Error("a read's URI was recorded without WithResourceURIs")
@@ -268,7 +282,7 @@ func TestTelemetry(t *testing.T) {
 
 // TestTelemetryRateLimited counts refused calls and reads, per command.
 func TestTelemetryRateLimited(t *testing.T) {
-	h := newHarness(t, sdktrace.AlwaysSample(), adapter.WithRateLimit(rate.Every(time.Hour), 1))
+	h := newHarness(t, sdktrace.AlwaysSample(), nil, adapter.WithRateLimit(rate.Every(time.Hour), 1))
 	c := adaptertest.New(t, h.a)
 	for range 2 {
 		if _, err := c.CallTool("items_show", map[string]any{"id": 1}); err != nil {
@@ -298,7 +312,7 @@ func TestTelemetryRateLimited(t *testing.T) {
 // TestTelemetryUnsampled: a read that is not sampled makes no span, not
 // even of its phases, and is counted all the same.
 func TestTelemetryUnsampled(t *testing.T) {
-	h := newHarness(t, sdktrace.NeverSample())
+	h := newHarness(t, sdktrace.NeverSample(), nil)
 	c := adaptertest.New(t, h.a)
 	if _, err := c.Read("app://items_show/1"); err != nil {
 		t.Fatal(err)
@@ -308,6 +322,77 @@ func TestTelemetryUnsampled(t *testing.T) {
 	}
 	if got := value(t, h.collect(t), "mcplive.reads", cmdAttrs("items_show", adapter.OutcomeOK)...); got != 1 {
 		t.Errorf("reads %d", got)
+	}
+}
+
+// TestTelemetryPhaseSpans: with WithPhaseSpans each phase of a read is a
+// child span of the read, in order, and the URI is recorded with
+// WithResourceURIs.
+func TestTelemetryPhaseSpans(t *testing.T) {
+	h := newHarness(t, sdktrace.AlwaysSample(), []otel.Option{otel.WithPhaseSpans(), otel.WithResourceURIs()})
+	c := adaptertest.New(t, h.a)
+	for _, uri := range []string{"app://items_show/1", "app://items_show/x", "app://items_show/1/2"} {
+		c.Read(uri)
+	}
+	spans := h.spans.Ended()
+	reads := spansNamed(spans, "read items_show")
+	if len(reads) != 3 {
+		t.Fatalf("%d read spans, want 3", len(reads))
+	}
+	for i, want := range [][]string{
+		{"parse", "convert", "validate", "command"},
+		{"parse", "convert"}, // x is no integer
+		{"parse"},            // two segments where the template has one
+	} {
+		if got := childrenOf(spans, reads[i]); !slices.Equal(got, want) {
+			t.Errorf("read %d: phase spans %q, want %q", i, got, want)
+		}
+	}
+	if got := attr(reads[1], "mcp.resource.uri").AsString(); got != "app://items_show/x" {
+		t.Errorf("URI %q", got)
+	}
+}
+
+// TestTelemetryUntracedReruns: a change without a traced write re-runs
+// and notifies as ever, counted, but traced only with WithRootRerunSpans,
+// and then as the root of its own trace.
+func TestTelemetryUntracedReruns(t *testing.T) {
+	for _, root := range []bool{false, true} {
+		t.Run(fmt.Sprintf("root=%v", root), func(t *testing.T) {
+			var opts []otel.Option
+			if root {
+				opts = append(opts, otel.WithRootRerunSpans())
+			}
+			h := newHarness(t, sdktrace.AlwaysSample(), opts)
+			c := adaptertest.New(t, h.a)
+			sub, err := c.Listen("app://items_show/1")
+			if err != nil || len(sub.Acknowledged) != 1 {
+				t.Fatalf("listen: %v", err)
+			}
+			h.store.set(1, "Ada King")
+			h.a.Changed("items/1")
+			c.WaitIdle()
+			if got := sub.Take(); len(got) != 1 {
+				t.Fatalf("notified %q", got)
+			}
+			if got := value(t, h.collect(t), "mcplive.reruns", cmdAttrs("items_show", adapter.OutcomeChanged)...); got != 1 {
+				t.Errorf("reruns %d, want 1", got)
+			}
+			spans := h.spans.Ended()
+			reruns, notifies := spansNamed(spans, "rerun items_show"), spansNamed(spans, "notify items_show")
+			if !root {
+				if len(reruns)+len(notifies) != 0 {
+					t.Errorf("%d re-run and %d batch spans without a traced write", len(reruns), len(notifies))
+				}
+				return
+			}
+			if len(reruns) != 1 || reruns[0].Parent().IsValid() || len(reruns[0].Links()) != 0 {
+				t.Fatalf("re-run spans %v, want one root", reruns)
+			}
+			if len(notifies) != 1 || notifies[0].Parent().SpanID() != reruns[0].SpanContext().SpanID() {
+				t.Errorf("the batch is not a child of its re-run")
+			}
+		})
 	}
 }
 
