@@ -101,7 +101,7 @@ func (ro rerunObservation) settledLocked(q *query, out outcome, late bool, notif
 	if ro.o == nil {
 		return ro
 	}
-	e := rerunEnd{err: out.err, notified: notified, at: q.lastChange}
+	e := rerunEnd{err: out.err, notified: notified, at: time.Unix(0, q.lastChange)}
 	switch {
 	case late:
 		e.outcome = OutcomeLate

@@ -51,7 +51,7 @@ func (a *Adapter) LiveQueries() []LiveQuery {
 			Reads:       slices.Clone(q.reads),
 			State:       q.state.String(),
 			Reruns:      q.reruns,
-			LastChange:  q.lastChange,
+			LastChange:  unixNano(q.lastChange),
 		})
 	}
 	r.mu.Unlock()
@@ -59,6 +59,14 @@ func (a *Adapter) LiveQueries() []LiveQuery {
 		return cmp.Or(cmp.Compare(x.Command, y.Command), bytes.Compare(x.Arguments, y.Arguments))
 	})
 	return out
+}
+
+// unixNano is the time of n Unix nanoseconds, zero for 0.
+func unixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
 }
 
 func (s runState) String() string {

@@ -124,8 +124,8 @@ type query struct {
 
 	// What LiveQueries and an Observer are told (liveobserve.go).
 	reruns     uint64
-	lastChange time.Time // when its result last differed
-	seenChange uint64    // the registry's change count when a change last reached it
+	lastChange int64  // when its result last differed, in Unix nanoseconds; 0 for never
+	seenChange uint64 // the registry's change count when a change last reached it
 	causes     *rerunCauses
 }
 
@@ -425,7 +425,7 @@ func (r *liveRegistry) applyLocked(q *query, out outcome) (changed bool) {
 		return false
 	}
 	q.digest = out.digest
-	q.lastChange = time.Now()
+	q.lastChange = time.Now().UnixNano()
 	for _, s := range q.subs {
 		r.enqueueLocked(s)
 	}
