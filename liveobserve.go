@@ -29,7 +29,7 @@ type rerunCauses struct {
 // coalesced when it costs q no run of its own: q was queued already, or
 // running with one more run already owed. One Changed call that reaches q
 // through several keys is one change.
-func (r *liveRegistry) changeLocked(q *query, ctx context.Context, key string) {
+func (r *liveRegistry) changeLocked(ctx context.Context, q *query, key string) {
 	first := q.seenChange != r.changes
 	q.seenChange = r.changes
 	if first && !r.closed && (q.state == runQueued || q.state == runRunning && q.dirty) {

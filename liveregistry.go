@@ -239,7 +239,7 @@ func (r *liveRegistry) changed(ctx context.Context, keys []string) bool {
 	r.changes++
 	for _, k := range keys {
 		if k != "" {
-			r.index.affected(k, func(q *query) { r.changeLocked(q, ctx, k) })
+			r.index.affected(k, func(q *query) { r.changeLocked(ctx, q, k) })
 		}
 	}
 	r.signalLocked()
@@ -252,7 +252,7 @@ func (r *liveRegistry) changedAll() {
 	defer r.mu.Unlock()
 	r.changes++
 	for _, q := range r.queries {
-		r.changeLocked(q, nil, "")
+		r.changeLocked(nil, q, "")
 	}
 	r.signalLocked()
 }
