@@ -1,9 +1,16 @@
 package adapter
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
+	"io"
+	"os"
+	"reflect"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -243,6 +250,161 @@ func BenchmarkDigest(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := json.Marshal(result); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// The results of the example's read commands (examples/customers), as its
+// BenchmarkRerun runs them on its seeded SQLite store: their JSON, made
+// once from the example, decoded into copies of its result types. The
+// example is a program of its own; these copies let the digests here walk
+// the very values a re-run there would digest.
+type (
+	rerunCustomer struct {
+		ID        int64  `json:"id"`
+		Name      string `json:"name"`
+		Email     string `json:"email"`
+		CreatedAt string `json:"created_at"`
+	}
+	rerunOrder struct {
+		ID          int64  `json:"id"`
+		CustomerID  int64  `json:"customer_id"`
+		AmountCents int64  `json:"amount_cents"`
+		Status      string `json:"status"`
+		PlacedOn    string `json:"placed_on"`
+	}
+	rerunIndex struct {
+		Customers []rerunCustomer `json:"customers"`
+		Total     int             `json:"total"`
+		Page      int             `json:"page"`
+		PerPage   int             `json:"per_page"`
+	}
+	rerunOrders struct {
+		Orders           []rerunOrder `json:"orders"`
+		Count            int          `json:"count"`
+		TotalAmountCents int64        `json:"total_amount_cents"`
+	}
+)
+
+type rerunResult struct {
+	name string
+	json []byte // as the example's command result encodes
+	v    any
+}
+
+// rerunResults reads testdata/rerun_results.json. Each result must decode
+// strictly and encode back to the same JSON: else the copies of the types
+// have drifted from the example's.
+func rerunResults(t testingT) []rerunResult {
+	raw, err := os.ReadFile("testdata/rerun_results.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var byName map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &byName); err != nil {
+		t.Fatal(err)
+	}
+	results := []rerunResult{
+		{name: "customers_index", v: new(rerunIndex)},
+		{name: "customers_show", v: new(rerunCustomer)},
+		{name: "orders_between/month", v: new(rerunOrders)},
+		{name: "orders_between/year", v: new(rerunOrders)},
+	}
+	for i, r := range results {
+		dec := json.NewDecoder(bytes.NewReader(byName[r.name]))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(r.v); err != nil {
+			t.Fatalf("%s: %v", r.name, err)
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, byName[r.name]); err != nil {
+			t.Fatal(err)
+		}
+		r.v = reflect.ValueOf(r.v).Elem().Interface() // the value, as a command returns it
+		again, err := json.Marshal(r.v)
+		if err != nil || !bytes.Equal(again, compact.Bytes()) {
+			t.Fatalf("%s: encodes back as %s (%v), want %s", r.name, again, err, compact.Bytes())
+		}
+		r.json = again
+		results[i] = r
+	}
+	return results
+}
+
+func TestRerunResults(t *testing.T) { rerunResults(t) }
+
+// hashPair hashes what is written to it under two seeds.
+type hashPair [2]maphash.Hash
+
+func (h *hashPair) Write(p []byte) (int, error) {
+	h[0].Write(p)
+	h[1].Write(p)
+	return len(p), nil
+}
+
+// jsonMaphash is the simple form of the digest: the result's JSON, streamed
+// into two seeded maphashes.
+func jsonMaphash(seeds [2]maphash.Seed, v any) (digest, error) {
+	var h hashPair
+	h[0].SetSeed(seeds[0])
+	h[1].SetSeed(seeds[1])
+	if err := json.NewEncoder(&h).Encode(v); err != nil {
+		return digest{}, err
+	}
+	return digest{h[0].Sum64(), h[1].Sum64()}, nil
+}
+
+// jsonSHA256 is the simple form with a cryptographic hash instead.
+func jsonSHA256(v any) (digest, error) {
+	h := sha256.New()
+	if err := json.NewEncoder(h).Encode(v); err != nil {
+		return digest{}, err
+	}
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return digest{binary.LittleEndian.Uint64(sum[:8]), binary.LittleEndian.Uint64(sum[8:16])}, nil
+}
+
+// BenchmarkDigestRerun is the digest of the example's re-run results, by
+// the walk (livedigest.go) and by the simple forms; json is the bare
+// encoding into io.Discard, which the example's BenchmarkRerun measures
+// too, on the values its commands return.
+func BenchmarkDigestRerun(b *testing.B) {
+	ds := newDigests()
+	seeds := [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+	for _, r := range rerunResults(b) {
+		b.Run(r.name+"/walk", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ds.ofResult(r.v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(r.name+"/json-maphash", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := jsonMaphash(seeds, r.v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(r.name+"/json-sha256", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := jsonSHA256(r.v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(r.name+"/json", func(b *testing.B) {
+			b.ReportAllocs()
+			enc := json.NewEncoder(io.Discard)
+			for b.Loop() {
+				if err := enc.Encode(r.v); err != nil {
 					b.Fatal(err)
 				}
 			}
