@@ -11,7 +11,7 @@ import (
 // embedded SQLite store, for the decision recorded in docs/performance.md
 // ("The result digest"). A re-run is the command, then the digest the
 // adapter takes of its result to tell whether it changed. The digest is
-// the adapter's own and unexported: the adapter's BenchmarkDigestRerun
+// the adapter's own and unexported: the adapter's BenchmarkDigest
 // measures it on these same results (their JSON, decoded into copies of
 // these types). Encoding the result as JSON, measured here and there, ties
 // the two together: it is the bulk of the digest, and it costs the same on
