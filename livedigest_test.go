@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -13,10 +14,10 @@ import (
 	"pgregory.net/rapid"
 )
 
-// The digest walks a result instead of encoding it (livedigest.go). What
-// must hold: two results whose JSON differs have different digests (else a
-// change would go unnoticed), a result json cannot encode is an error as
-// before, and the usual ways of being equal in JSON give equal digests.
+// The digest is of a result's JSON (livedigest.go). What must hold: two
+// results whose JSON differs have different digests (else a change would go
+// unnoticed), a result json cannot encode is json's error, values json
+// writes alike have one digest, and a failure's digest is its message's.
 
 type dInner struct {
 	A int      `json:"a"`
@@ -351,17 +352,63 @@ func TestDigestUsesMarshalers(t *testing.T) {
 	if digestOf(map[int]string{1: "a"}) == digestOf(map[int]string{2: "a"}) {
 		t.Fatal("maps with integer keys")
 	}
-	if digestOf(nil) == digestOf((*dInner)(nil)) {
-		// Both are null in JSON; the walk may tell them apart. That costs a
-		// notification, never misses one: accepted, and noted here.
-		t.Log("nil and a nil pointer share a digest")
+}
+
+// Values of other Go types that json writes alike are no change to a
+// client: one digest.
+func TestDigestSameJSONSameDigest(t *testing.T) {
+	ds := newDigests()
+	f := 1.5
+	for name, pair := range map[string][2]any{
+		"nil and a nil pointer": {nil, (*dInner)(nil)},
+		"struct and map": {
+			dInner{A: 1, B: "x", C: &f}, map[string]any{"a": 1, "b": "x", "c": 1.5}},
+		"omitempty and shadowed fields": {dInner{A: 1}, map[string]any{"a": 1, "c": nil}},
+		"int and float":                 {2, 2.0},
+		"bytes and base64":              {[]byte("hi"), "aGk="},
+		"named string":                  {dLevel("x"), "x"},
+		"promoted field": {
+			dRich{dEmbedded: dEmbedded{E: true}}, dRich{dEmbedded: dEmbedded{E: true}, Skip: 1, skip: 2}},
+	} {
+		j1, err1 := json.Marshal(pair[0])
+		j2, err2 := json.Marshal(pair[1])
+		if err1 != nil || err2 != nil || !bytes.Equal(j1, j2) {
+			t.Fatalf("%s: the case is wrong: %s (%v) and %s (%v)", name, j1, err1, j2, err2)
+		}
+		d1, err1 := ds.ofResult(pair[0])
+		d2, err2 := ds.ofResult(pair[1])
+		if err1 != nil || err2 != nil || d1 != d2 {
+			t.Errorf("%s: digests %x (%v) and %x (%v) of %s", name, d1, err1, d2, err2, j1)
+		}
+	}
+}
+
+func TestDigestOfError(t *testing.T) {
+	ds := newDigests()
+	boom := errors.New("boom")
+	if ds.ofError(boom) != ds.ofError(fmt.Errorf("%s", "boom")) {
+		t.Error("one message, two digests")
+	}
+	if ds.ofError(boom) == ds.ofError(errors.New("boom!")) {
+		t.Error("two messages, one digest")
+	}
+	for _, v := range []any{"boom", json.RawMessage(`"boom"`), nil} {
+		if d, _ := ds.ofResult(v); d == ds.ofError(boom) {
+			t.Errorf("the failure %q and the result %v share a digest", boom, v)
+		}
+	}
+	// The seeds are the registry's: a digest means nothing to another.
+	d1, _ := ds.ofResult("x")
+	d2, _ := newDigests().ofResult("x")
+	if d1 == d2 {
+		t.Error("two registries, one digest")
 	}
 }
 
 func TestDigestDeepButFinite(t *testing.T) {
 	ds := newDigests()
 	var deep *cyclic
-	for range 3 * maxWalkDepth {
+	for range 3000 { // json looks for cycles beyond a depth of 1000
 		deep = &cyclic{Next: deep}
 	}
 	d1, err := ds.ofResult(deep)
