@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
+	"github.com/mcplive/adapter/internal/leakcheck"
 	"pgregory.net/rapid"
 )
 
@@ -21,7 +21,7 @@ import (
 // returns now (no change went unnoticed), and after everyone disconnects
 // the registry must hold nothing and leave no goroutine behind.
 func TestLiveRapid(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
 	rapid.Check(t, func(rt *rapid.T) {
 		m := newLiveModel(rt)
 		rt.Repeat(map[string]func(*rapid.T){
