@@ -45,6 +45,19 @@ func forEachSeed(t *testing.T, n int, check func(t *testing.T, c *choices)) {
 	}
 }
 
+// addRandomInputs adds to f's seed corpus n inputs of size pseudo-random
+// bytes, the same every run: cases of every kind to start from.
+func addRandomInputs(f *testing.F, n, size int) {
+	rng := rand.New(rand.NewPCG(uint64(n), uint64(size)))
+	for range n {
+		b := make([]byte, size)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		f.Add(b)
+	}
+}
+
 // uint64n returns a number in [0, n), n > 0. From bytes it reads one byte
 // per 8 bits of n-1, big-endian.
 func (c *choices) uint64n(n uint64) uint64 {

@@ -38,6 +38,7 @@ func FuzzLiveModel(f *testing.F) {
 	// reads.
 	f.Add([]byte{6, 0, 2, 8, 0, 1, 0, 4, 0, 3, 1, 1, 0, 2, 8, 2, 2, 1, 1, 1, 5, 2, 4, 1})
 	f.Add([]byte("the registry must not lose a wake-up, whatever the order of things"))
+	addRandomInputs(f, 2, 200)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		defer leakcheck.VerifyNone(t, leakcheck.Current())
 		runLiveModel(t, fromBytes(data[:min(len(data), modelMaxFuzzBytes)]))
