@@ -116,6 +116,15 @@ func pick[T any](c *choices, xs []T) T {
 	return xs[c.intn(len(xs))]
 }
 
+// pickN returns between lo and hi of xs, each drawn anew.
+func pickN[T any](c *choices, xs []T, lo, hi int) []T {
+	out := make([]T, c.intRange(lo, hi))
+	for i := range out {
+		out[i] = pick(c, xs)
+	}
+	return out
+}
+
 // distinct returns between lo and hi of xs (fewer if xs is shorter), each
 // at most once, in a random order.
 func distinct[T any](c *choices, xs []T, lo, hi int) []T {
