@@ -1,8 +1,9 @@
 // Package leakcheck fails a test when a goroutine it started outlives it.
 //
-// It does, with the standard library only, what the tests of this module
-// used go.uber.org/goleak for, so that the module's requirements stay those
-// of the library:
+// It does, with the standard library only, what go.uber.org/goleak did for
+// the tests of this module: Go's module graph keeps the requirements of a
+// dependency's tests, so a test library required here would be in the graph
+// of every program that imports the adapter.
 //
 //	defer leakcheck.VerifyNone(t, leakcheck.Current()) // goleak.VerifyNone(t, goleak.IgnoreCurrent())
 //	leakcheck.Check(t)                                  // the same, run as a t.Cleanup
