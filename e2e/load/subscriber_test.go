@@ -44,9 +44,12 @@ type subscriber struct {
 	latencies     []time.Duration
 }
 
-// rereaders is how many re-reads of one session may be in flight at once,
-// as in issue 11's regression test (4 goroutines POSTing on the session).
-const rereaders = 4
+// rereaders is how many re-reads of one session may be in flight at once:
+// an agent that re-reads each notified URI as soon as it hears of it. The
+// more a session's POSTs overlap its notifications, the likelier mcp-go's
+// forwarder takes one to drop; README.md says how often 8 and 4 caught
+// the adapter from before issue 11's fix.
+const rereaders = 8
 
 // A subscription is what a subscriber knows of one of its URIs.
 //
