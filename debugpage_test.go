@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
+	"github.com/mcplive/adapter/internal/leakcheck"
 )
 
 // hostile is text an application or an agent may put on the page: each
@@ -167,7 +167,7 @@ func openStream(t *testing.T, ctx context.Context, url string) (*http.Response, 
 }
 
 func TestDebugPageStream(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
 	a, st := newDebugServer(t)
 	f := newFakeClient(t, a, "s1", 16)
 	defer f.close()

@@ -6,10 +6,8 @@ require (
 	github.com/invopop/jsonschema v0.14.0
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
-	go.uber.org/goleak v1.3.0
 	golang.org/x/text v0.41.0
 	golang.org/x/time v0.15.0
-	pgregory.net/rapid v1.3.0
 )
 
 require (

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"go.uber.org/goleak"
 
+	"github.com/mcplive/adapter/internal/leakcheck"
 	"github.com/mcplive/adapter/middleware"
 )
 
@@ -67,7 +67,7 @@ func listenUntilEnd(t *testing.T, w *watcher, uris ...string) *listening {
 // finish, every listen request ends with its result, nothing is left in
 // the registry, and no goroutine outlives Close.
 func TestCloseUnderLoad(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
 	st := newItemStore(10)
 	gate := make(chan struct{})
 	var running atomic.Int64
@@ -149,7 +149,7 @@ func TestCloseUnderLoad(t *testing.T) {
 // TestCloseCancelsAtItsDeadline: a re-run that would wait for ever is
 // cancelled when Close's context ends, and Close says so.
 func TestCloseCancelsAtItsDeadline(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
 	var running atomic.Int64
 	started := make(chan struct{}, 1)
 	a := newLiveServer(t, newItemStore(1))

@@ -13,8 +13,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"go.uber.org/goleak"
 
+	"github.com/mcplive/adapter/internal/leakcheck"
 	"github.com/mcplive/adapter/middleware"
 )
 
@@ -22,7 +22,7 @@ import (
 // HTTP every listen stream is a connection with a cap of its own; the
 // client cap, keyed by the client's address, bounds them together.
 func TestClientSubscriptionCapAcrossListenStreams(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	a := newLiveServer(t, newItemStore(400))

@@ -13,7 +13,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"go.uber.org/goleak"
+
+	"github.com/mcplive/adapter/internal/leakcheck"
 )
 
 // TestDeliveryWithConcurrentPOSTs is the regression test of lost
@@ -25,7 +26,7 @@ import (
 // delivers on the GET stream itself, so every notification it hands over
 // arrives, and every URI hears about its last change.
 func TestDeliveryWithConcurrentPOSTs(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
 	const (
 		items   = 20
 		rounds  = 100
@@ -176,7 +177,7 @@ func (rc *receiveCounter) await(t *testing.T, ctx context.Context, a *Adapter) {
 // notifications travel on its GET stream only. One that finds no stream
 // open waits for the next; one whose stream ended is not lost with it.
 func TestDeliveryWaitsForAGetStream(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
 	st := newItemStore(3)
 	a := newLiveServer(t, st)
 	hs := httptest.NewServer(a.HTTPHandler(server.NewStreamableHTTPServer(a.Server())))
@@ -232,7 +233,7 @@ func TestDeliveryWaitsForAGetStream(t *testing.T) {
 // TestPlainStreamableHTTPStillDelivers: without HTTPHandler, legacy
 // subscriptions go through mcp-go's session channel as before.
 func TestPlainStreamableHTTPStillDelivers(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
 	st := newItemStore(3)
 	a := newLiveServer(t, st)
 	hs := httptest.NewServer(server.NewStreamableHTTPServer(a.Server()))

@@ -4,19 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
-
-	"pgregory.net/rapid"
 )
 
-// The digest walks a result instead of encoding it (livedigest.go). What
-// must hold: two results whose JSON differs have different digests (else a
-// change would go unnoticed), a result json cannot encode is an error as
-// before, and the usual ways of being equal in JSON give equal digests.
+// The digest is of a result's JSON (livedigest.go). What must hold: two
+// results whose JSON differs have different digests (else a change would go
+// unnoticed), a result json cannot encode is json's error, values json
+// writes alike have one digest, and a failure's digest is its message's.
 
 type dInner struct {
 	A int      `json:"a"`
@@ -58,89 +57,89 @@ type dRich struct {
 	skip  int
 }
 
-func drawFloatPtr(t *rapid.T, label string) *float64 {
-	if !rapid.Bool().Draw(t, label+" set") {
+func drawFloatPtr(c *choices) *float64 {
+	if !c.bool() {
 		return nil
 	}
-	f := rapid.SampledFrom([]float64{0, math.Copysign(0, -1), 1.5, 1e300}).Draw(t, label)
+	f := pick(c, []float64{0, math.Copysign(0, -1), 1.5, 1e300})
 	return &f
 }
 
-func drawInner(t *rapid.T, label string) dInner {
+func drawInner(c *choices) dInner {
 	return dInner{
-		A: rapid.IntRange(0, 2).Draw(t, label+".a"),
-		B: rapid.SampledFrom([]string{"", "x", "é", "\xff"}).Draw(t, label+".b"),
-		C: drawFloatPtr(t, label+".c"),
+		A: c.intRange(0, 2),
+		B: pick(c, []string{"", "x", "é", "\xff"}),
+		C: drawFloatPtr(c),
 	}
 }
 
 var digestZones = []*time.Location{time.UTC, time.FixedZone("A", 3600), time.FixedZone("B", 3600)}
 
-func drawRich(t *rapid.T, label string) dRich {
+func drawRich(c *choices) dRich {
 	v := dRich{
-		dEmbedded: dEmbedded{E: rapid.Bool().Draw(t, label+".e")},
-		Name:      rapid.SampledFrom([]string{"", "ada", "ad", "a\"d"}).Draw(t, label+".name"),
-		Level:     dLevel(rapid.SampledFrom([]string{"", "x"}).Draw(t, label+".level")),
-		Inner:     drawInner(t, label+".inner"),
-		When: time.Date(2026, 1, 2, 3, 4, 5, rapid.SampledFrom([]int{0, 1}).Draw(t, label+".ns"), time.UTC).
-			In(rapid.SampledFrom(digestZones).Draw(t, label+".zone")),
-		Arr:  [2]uint8{uint8(rapid.IntRange(0, 1).Draw(t, label+".arr0")), 0},
-		F32:  rapid.SampledFrom([]float32{0, 0.1, 1 << 30}).Draw(t, label+".f32"),
-		U:    uint16(rapid.IntRange(0, 2).Draw(t, label+".u")),
-		Skip: rapid.IntRange(0, 2).Draw(t, label+".skip"),
-		skip: rapid.IntRange(0, 2).Draw(t, label+".unexported"),
+		dEmbedded: dEmbedded{E: c.bool()},
+		Name:      pick(c, []string{"", "ada", "ad", "a\"d"}),
+		Level:     dLevel(pick(c, []string{"", "x"})),
+		Inner:     drawInner(c),
+		When: time.Date(2026, 1, 2, 3, 4, 5, pick(c, []int{0, 1}), time.UTC).
+			In(pick(c, digestZones)),
+		Arr:  [2]uint8{uint8(c.intRange(0, 1)), 0},
+		F32:  pick(c, []float32{0, 0.1, 1 << 30}),
+		U:    uint16(c.intRange(0, 2)),
+		Skip: c.intRange(0, 2),
+		skip: c.intRange(0, 2),
 	}
-	if rapid.Bool().Draw(t, label+".hidden set") {
-		v.dhidden = &dhidden{H: rapid.IntRange(0, 1).Draw(t, label+".hidden")}
+	if c.bool() {
+		v.dhidden = &dhidden{H: c.intRange(0, 1)}
 	}
-	switch rapid.IntRange(0, 2).Draw(t, label+".tags kind") {
+	switch c.intRange(0, 2) {
 	case 1:
 		v.Tags = []string{}
 	case 2:
-		v.Tags = rapid.SliceOfN(rapid.SampledFrom([]string{"", "a", "ab"}), 1, 3).Draw(t, label+".tags")
+		v.Tags = pickN(c, []string{"", "a", "ab"}, 1, 3)
 	}
-	switch rapid.IntRange(0, 2).Draw(t, label+".bytes kind") {
+	switch c.intRange(0, 2) {
 	case 1:
 		v.Bytes = []byte{}
 	case 2:
-		v.Bytes = []byte(rapid.SampledFrom([]string{"\x00", "ab"}).Draw(t, label+".bytes"))
+		v.Bytes = []byte(pick(c, []string{"\x00", "ab"}))
 	}
-	if rapid.Bool().Draw(t, label+".ptr set") {
-		in := drawInner(t, label+".ptr")
+	if c.bool() {
+		in := drawInner(c)
 		v.Ptr = &in
 	}
-	for i := range rapid.IntRange(0, 2).Draw(t, label+".list len") {
-		v.List = append(v.List, drawInner(t, label+".list"+string(rune('0'+i))))
+	for range c.intRange(0, 2) {
+		v.List = append(v.List, drawInner(c))
 	}
-	if rapid.Bool().Draw(t, label+".attrs set") {
+	if c.bool() {
 		v.Attrs = map[string]any{}
-		for _, k := range rapid.SliceOfNDistinct(rapid.SampledFrom([]string{"k", "l", "m"}), 0, 3, rapid.ID[string]).Draw(t, label+".attrs keys") {
-			v.Attrs[k] = drawAny(t, label+".attrs."+k)
+		for _, k := range distinct(c, []string{"k", "l", "m"}, 0, 3) {
+			v.Attrs[k] = drawAny(c)
 		}
 	}
-	v.Any = drawAny(t, label+".any")
+	v.Any = drawAny(c)
 	return v
 }
 
-func drawAny(t *rapid.T, label string) any {
-	switch rapid.IntRange(0, 7).Draw(t, label+" kind") {
+func drawAny(c *choices) any {
+	switch c.intRange(0, 7) {
 	case 0:
 		return nil
 	case 1:
-		return rapid.SampledFrom([]string{"", "1"}).Draw(t, label)
+		return pick(c, []string{"", "1"})
 	case 2:
-		return rapid.IntRange(0, 1).Draw(t, label)
+		return c.intRange(0, 1)
 	case 3:
-		return float64(rapid.IntRange(0, 1).Draw(t, label))
+		return float64(c.intRange(0, 1))
 	case 4:
-		return drawInner(t, label)
+		return drawInner(c)
 	case 5:
-		in := drawInner(t, label)
+		in := drawInner(c)
 		return dOther{X: in.A, Y: in.B, Z: in.C}
 	case 6:
-		return []any{rapid.Bool().Draw(t, label)}
+		return []any{c.bool()}
 	default:
-		return json.RawMessage(rapid.SampledFrom([]string{`1`, `"1"`, `{"a": 1}`, `{"a":1}`}).Draw(t, label))
+		return json.RawMessage(pick(c, []string{`1`, `"1"`, `{"a": 1}`, `{"a":1}`}))
 	}
 }
 
@@ -182,38 +181,51 @@ func cloneRich(v dRich) dRich {
 	return c
 }
 
+// TestDigestTellsApartWhatJSONTellsApart runs the cases of seeds 1 to
+// checks; FuzzDigestTellsApartWhatJSONTellsApart those the fuzzer's bytes
+// decide.
 func TestDigestTellsApartWhatJSONTellsApart(t *testing.T) {
 	ds := newDigests()
-	rapid.Check(t, func(t *rapid.T) {
-		v1, other := drawRich(t, "v1"), drawRich(t, "v2")
-		// v2 is v1 with one field, or the hidden one, from other: the
-		// digests must differ whenever the JSON does.
-		v2 := cloneRich(v1)
-		rv2, rother := reflect.ValueOf(&v2).Elem(), reflect.ValueOf(other)
-		if k := rapid.IntRange(0, rv2.NumField()).Draw(t, "field"); k < rv2.NumField() && rv2.Field(k).CanSet() {
-			rv2.Field(k).Set(rother.Field(k))
-		} else {
-			v2.dhidden = other.dhidden
+	forEachSeed(t, checks, func(t *testing.T, c *choices) { checkDigestTellsApart(t, c, ds.ofResult) })
+}
+
+func FuzzDigestTellsApartWhatJSONTellsApart(f *testing.F) {
+	f.Add([]byte{})
+	addRandomInputs(f, 4, 128)
+	ds := newDigests()
+	f.Fuzz(func(t *testing.T, data []byte) { checkDigestTellsApart(t, fromBytes(data), ds.ofResult) })
+}
+
+// checkDigestTellsApart checks one case of digestOf: different JSON,
+// different digests; the same JSON, the same digest.
+func checkDigestTellsApart[D comparable](t *testing.T, c *choices, digestOf func(any) (D, error)) {
+	v1, other := drawRich(c), drawRich(c)
+	// v2 is v1 with one field, or the hidden one, from other: the
+	// digests must differ whenever the JSON does.
+	v2 := cloneRich(v1)
+	rv2, rother := reflect.ValueOf(&v2).Elem(), reflect.ValueOf(other)
+	if k := c.intRange(0, rv2.NumField()); k < rv2.NumField() && rv2.Field(k).CanSet() {
+		rv2.Field(k).Set(rother.Field(k))
+	} else {
+		v2.dhidden = other.dhidden
+	}
+	for _, pair := range [][2]any{{v1, v2}, {v1, other}, {v1.Any, v2.Any}, {v1.Attrs, other.Attrs}} {
+		j1, err1 := json.Marshal(pair[0])
+		j2, err2 := json.Marshal(pair[1])
+		d1, derr1 := digestOf(pair[0])
+		d2, derr2 := digestOf(pair[1])
+		if (err1 == nil) != (derr1 == nil) || (err2 == nil) != (derr2 == nil) {
+			t.Fatalf("json errors %v, %v; digest errors %v, %v", err1, err2, derr1, derr2)
 		}
-		for _, pair := range [][2]any{{v1, v2}, {v1, other}, {v1.Any, v2.Any}, {v1.Attrs, other.Attrs}} {
-			j1, err1 := json.Marshal(pair[0])
-			j2, err2 := json.Marshal(pair[1])
-			d1, derr1 := ds.ofResult(pair[0])
-			d2, derr2 := ds.ofResult(pair[1])
-			if (err1 == nil) != (derr1 == nil) || (err2 == nil) != (derr2 == nil) {
-				t.Fatalf("json errors %v, %v; digest errors %v, %v", err1, err2, derr1, derr2)
-			}
-			if err1 == nil && err2 == nil && !bytes.Equal(j1, j2) && d1 == d2 {
-				t.Fatalf("same digest for different JSON:\n%s\n%s", j1, j2)
-			}
+		if err1 == nil && err2 == nil && !bytes.Equal(j1, j2) && d1 == d2 {
+			t.Fatalf("same digest for different JSON:\n%s\n%s", j1, j2)
 		}
-		// Equal in everything json reads: equal digests.
-		d1, _ := ds.ofResult(v1)
-		c := cloneRich(v1)
-		if dc, _ := ds.ofResult(c); dc != d1 {
-			t.Fatalf("a copy of %+v has another digest", v1)
-		}
-	})
+	}
+	// Equal in everything json reads: equal digests.
+	d1, _ := digestOf(v1)
+	if dc, _ := digestOf(cloneRich(v1)); dc != d1 {
+		t.Fatalf("a copy of %+v has another digest", v1)
+	}
 }
 
 func TestDigestCases(t *testing.T) {
@@ -351,17 +363,63 @@ func TestDigestUsesMarshalers(t *testing.T) {
 	if digestOf(map[int]string{1: "a"}) == digestOf(map[int]string{2: "a"}) {
 		t.Fatal("maps with integer keys")
 	}
-	if digestOf(nil) == digestOf((*dInner)(nil)) {
-		// Both are null in JSON; the walk may tell them apart. That costs a
-		// notification, never misses one: accepted, and noted here.
-		t.Log("nil and a nil pointer share a digest")
+}
+
+// Values of other Go types that json writes alike are no change to a
+// client: one digest.
+func TestDigestSameJSONSameDigest(t *testing.T) {
+	ds := newDigests()
+	f := 1.5
+	for name, pair := range map[string][2]any{
+		"nil and a nil pointer": {nil, (*dInner)(nil)},
+		"struct and map": {
+			dInner{A: 1, B: "x", C: &f}, map[string]any{"a": 1, "b": "x", "c": 1.5}},
+		"omitempty and shadowed fields": {dInner{A: 1}, map[string]any{"a": 1, "c": nil}},
+		"int and float":                 {2, 2.0},
+		"bytes and base64":              {[]byte("hi"), "aGk="},
+		"named string":                  {dLevel("x"), "x"},
+		"promoted field": {
+			dRich{dEmbedded: dEmbedded{E: true}}, dRich{dEmbedded: dEmbedded{E: true}, Skip: 1, skip: 2}},
+	} {
+		j1, err1 := json.Marshal(pair[0])
+		j2, err2 := json.Marshal(pair[1])
+		if err1 != nil || err2 != nil || !bytes.Equal(j1, j2) {
+			t.Fatalf("%s: the case is wrong: %s (%v) and %s (%v)", name, j1, err1, j2, err2)
+		}
+		d1, err1 := ds.ofResult(pair[0])
+		d2, err2 := ds.ofResult(pair[1])
+		if err1 != nil || err2 != nil || d1 != d2 {
+			t.Errorf("%s: digests %x (%v) and %x (%v) of %s", name, d1, err1, d2, err2, j1)
+		}
+	}
+}
+
+func TestDigestOfError(t *testing.T) {
+	ds := newDigests()
+	boom := errors.New("boom")
+	if ds.ofError(boom) != ds.ofError(fmt.Errorf("%s", "boom")) {
+		t.Error("one message, two digests")
+	}
+	if ds.ofError(boom) == ds.ofError(errors.New("boom!")) {
+		t.Error("two messages, one digest")
+	}
+	for _, v := range []any{"boom", json.RawMessage(`"boom"`), nil} {
+		if d, _ := ds.ofResult(v); d == ds.ofError(boom) {
+			t.Errorf("the failure %q and the result %v share a digest", boom, v)
+		}
+	}
+	// The seeds are the registry's: a digest means nothing to another.
+	d1, _ := ds.ofResult("x")
+	d2, _ := newDigests().ofResult("x")
+	if d1 == d2 {
+		t.Error("two registries, one digest")
 	}
 }
 
 func TestDigestDeepButFinite(t *testing.T) {
 	ds := newDigests()
 	var deep *cyclic
-	for range 3 * maxWalkDepth {
+	for range 3000 { // json looks for cycles beyond a depth of 1000
 		deep = &cyclic{Next: deep}
 	}
 	d1, err := ds.ofResult(deep)

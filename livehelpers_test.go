@@ -19,8 +19,7 @@ import (
 // The fixtures of the live tests: a tiny in-memory store, live commands on
 // it that report what they read, and clients on every transport and era.
 
-// testingT is what the helpers need of *testing.T, *testing.B and
-// *rapid.T.
+// testingT is what the helpers need of *testing.T and *testing.B.
 type testingT interface {
 	Helper()
 	Fatal(args ...any)

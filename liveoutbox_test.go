@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
+	"github.com/mcplive/adapter/internal/leakcheck"
 )
 
 // TestLiveSlowClient subscribes one session to 10 URIs and never reads its
@@ -19,7 +19,7 @@ import (
 // with the number of writes. When the client finally reads, it hears every
 // URI again, and when it goes, everything it held is freed.
 func TestLiveSlowClient(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
 	const uris = 10
 	st := newItemStore(uris)
 	a := newLiveServer(t, st)
@@ -117,7 +117,7 @@ func heapInUse() uint64 {
 // subscriptions are queued again after each delivery. Its array must not
 // grow with the number of deliveries.
 func TestLiveOutboxNeverEmpty(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
 	a := newLiveServer(t, newItemStore(3))
 	f := newFakeClient(t, a, "steady", 0) // every delivery waits for the reader
 	for i := 1; i <= 3; i++ {

@@ -47,9 +47,15 @@ func (p *publisher) publish(keys []string) {
 		p.pending = make(map[string]struct{}, len(keys))
 	}
 	for _, k := range keys {
-		if k != "" {
-			p.pending[k] = struct{}{}
+		if k == "" {
+			continue
 		}
+		if table, _, isRow := strings.Cut(k, "/"); isRow {
+			if _, wide := p.pending[table]; wide {
+				continue // the table, pending already, covers the row
+			}
+		}
+		p.pending[k] = struct{}{}
 	}
 	if len(p.pending) > maxPendingKeys {
 		p.widenLocked()

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"go.uber.org/goleak"
 	"golang.org/x/time/rate"
 
+	"github.com/mcplive/adapter/internal/leakcheck"
 	"github.com/mcplive/adapter/middleware"
 )
 
@@ -150,7 +150,7 @@ func newGatedServer(t testingT, g *gatedStore, opts ...Option) *Adapter {
 }
 
 func TestLiveNoLostWakeup(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
 	g := &gatedStore{value: "a"}
 	a := newGatedServer(t, g)
 	f := newFakeClient(t, a, "s1", 100)
@@ -194,7 +194,7 @@ func TestLiveNoLostWakeup(t *testing.T) {
 }
 
 func TestLiveChangeDuringFirstRun(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
 	g := &gatedStore{value: "a"}
 	a := newGatedServer(t, g)
 	f := newFakeClient(t, a, "s1", 100)
@@ -220,7 +220,7 @@ func TestLiveChangeDuringFirstRun(t *testing.T) {
 }
 
 func TestLiveSharedQueryAndSpellings(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
 	st := newItemStore(3)
 	a := newLiveServer(t, st)
 	f1 := newFakeClient(t, a, "s1", 100)
@@ -268,7 +268,7 @@ func TestLiveSharedQueryAndSpellings(t *testing.T) {
 }
 
 func TestLiveReadSetFollowsTheData(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
 	st := newItemStore(3)
 	a := newLiveServer(t, st)
 	// items_follow shows the item whose id item 1 holds: it reads both.
@@ -313,7 +313,7 @@ func TestLiveReadSetFollowsTheData(t *testing.T) {
 }
 
 func TestLiveFailureIsAChange(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
 	st := newItemStore(3)
 	a := newLiveServer(t, st)
 	f := newFakeClient(t, a, "s1", 100)
@@ -342,7 +342,7 @@ func TestLiveFailureIsAChange(t *testing.T) {
 }
 
 func TestLiveSubscribeErrors(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
 	st := newItemStore(3)
 	a := newLiveServer(t, st,
 		WithRateLimit(rate.Every(time.Hour), 2),
@@ -398,7 +398,7 @@ func TestLiveSubscribeErrors(t *testing.T) {
 }
 
 func TestLiveLegacyNeedsALastingSession(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
 	a := newLiveServer(t, newItemStore(3))
 	// A session that was never registered, as stateless legacy HTTP serves
 	// each request: nothing would ever end its subscriptions.
@@ -410,7 +410,7 @@ func TestLiveLegacyNeedsALastingSession(t *testing.T) {
 }
 
 func TestLiveChangeFeed(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
 	feed := &fakeFeed{}
 	st := newItemStore(3)
 	a := newLiveServer(t, st, WithChangeFeed(feed))
@@ -475,7 +475,7 @@ func (f *fakeFeed) published() [][]string {
 }
 
 func TestLiveStreamEndFreesItsSubscriptions(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
 	a := newLiveServer(t, newItemStore(5), WithSubscriptionCap(3))
 	f := newFakeClient(t, a, "s1", 100)
 	// On a session, streams and legacy subscriptions share the cap.

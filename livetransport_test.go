@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"go.uber.org/goleak"
+
+	"github.com/mcplive/adapter/internal/leakcheck"
 )
 
 // TestLiveTransports runs one watching scenario on every transport and
@@ -24,7 +25,7 @@ func TestLiveTransports(t *testing.T) {
 				era = "legacy"
 			}
 			t.Run(tr.name+"/"+era, func(t *testing.T) {
-				defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+				defer leakcheck.VerifyNone(t, leakcheck.Current())
 				liveScenario(t, tr, legacy)
 			})
 		}

@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -124,4 +125,16 @@ func withNull(s map[string]any, t reflect.Type) map[string]any {
 		return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
 	}
 	return s
+}
+
+// encodesItself reports whether json encodes a value of t (value) or an
+// addressable one (addr) with a method of its own.
+func encodesItself(t reflect.Type) (value, addr bool) {
+	marshaler, texter := reflect.TypeFor[json.Marshaler](), reflect.TypeFor[encoding.TextMarshaler]()
+	value = t.Implements(marshaler) || t.Implements(texter)
+	if !value && t.Kind() != reflect.Pointer {
+		pt := reflect.PointerTo(t)
+		addr = pt.Implements(marshaler) || pt.Implements(texter)
+	}
+	return value, addr
 }

@@ -8,91 +8,103 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"pgregory.net/rapid"
+	"unicode/utf8"
 )
 
 // TestExpandParseConvertRoundTrip checks, for random templates and random
 // typed values, that expand, parse and convert give back exactly those
 // values: parse returns the strings expand was given, and convert writes
 // the bytes json.Marshal writes for the typed values in the command's shape.
+// It runs the cases of seeds 1 to checks.
 func TestExpandParseConvertRoundTrip(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
-		tpl := drawTemplate(rt)
-		texts := map[string]string{}
-		want := map[string]any{}
-		for _, v := range tpl.variables() {
-			if !v.required && rapid.Bool().Draw(rt, "present "+v.name) {
-				continue
-			}
-			text, typed := drawValue(rt, v)
-			texts[v.name] = text
-			if v.parent == "" {
-				want[v.name] = typed
-				continue
-			}
-			group, _ := want[v.parent].(map[string]any)
-			if group == nil {
-				group = map[string]any{}
-				want[v.parent] = group
-			}
-			group[v.name] = typed
-		}
+	forEachSeed(t, checks, checkExpandParseConvert)
+}
 
-		uri := tpl.expand(texts)
-		values, err := tpl.parse(uri)
-		if err != nil {
-			rt.Fatalf("parse(%q) of %s: %v", uri, tpl.raw, err)
-		}
-		if !maps.Equal(values, texts) {
-			rt.Fatalf("parse(%q) = %q; expanded from %q", uri, values, texts)
-		}
-		got, verr := tpl.convert(values)
-		if verr != nil {
-			rt.Fatalf("convert(%q) of %s: %v", values, tpl.raw, verr)
-		}
-		wantJSON, err := json.Marshal(want)
-		if err != nil {
-			rt.Fatal(err)
-		}
-		if string(got) != string(wantJSON) {
-			rt.Fatalf("convert(%q) of %s = %s; want %s", values, tpl.raw, got, wantJSON)
-		}
+// FuzzExpandParseConvertRoundTrip checks the same on the templates and
+// values the fuzzer's bytes decide.
+func FuzzExpandParseConvertRoundTrip(f *testing.F) {
+	f.Add([]byte{}) // no variable
+	// Nine variables, three in the path, nulls, the smallest int32.
+	f.Add([]byte("\x09\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09 path and query variables of every kind"))
+	// The smallest int64 in the path.
+	f.Add([]byte{3, 1, 0, 0, 1, 1, 4, 1, 1, 1, 2, 0, 0, 9, 3, 0, 2})
+	addRandomInputs(f, 4, 256)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkExpandParseConvert(t, fromBytes(data))
 	})
+}
+
+func checkExpandParseConvert(t *testing.T, c *choices) {
+	tpl := drawTemplate(c)
+	texts := map[string]string{}
+	want := map[string]any{}
+	for _, v := range tpl.variables() {
+		if !v.required && c.bool() {
+			continue
+		}
+		text, typed := drawValue(c, v)
+		texts[v.name] = text
+		if v.parent == "" {
+			want[v.name] = typed
+			continue
+		}
+		group, _ := want[v.parent].(map[string]any)
+		if group == nil {
+			group = map[string]any{}
+			want[v.parent] = group
+		}
+		group[v.name] = typed
+	}
+
+	uri := tpl.expand(texts)
+	values, err := tpl.parse(uri)
+	if err != nil {
+		t.Fatalf("parse(%q) of %s: %v", uri, tpl.raw, err)
+	}
+	if !maps.Equal(values, texts) {
+		t.Fatalf("parse(%q) = %q; expanded from %q", uri, values, texts)
+	}
+	got, verr := tpl.convert(values)
+	if verr != nil {
+		t.Fatalf("convert(%q) of %s: %v", values, tpl.raw, verr)
+	}
+	wantJSON, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(wantJSON) {
+		t.Fatalf("convert(%q) of %s = %s; want %s", values, tpl.raw, got, wantJSON)
+	}
 }
 
 // drawTemplate draws a template of up to 3 path and 6 query variables of
 // random kinds, some of them flattened from a struct argument.
-func drawTemplate(rt *rapid.T) *uriTemplate {
-	names := rapid.SliceOfNDistinct(rapid.SampledFrom([]string{
-		"a", "b", "id", "page", "per_page", "q", "sort", "x_1", "zed", "Z",
-	}), 0, 9, rapid.ID[string]).Draw(rt, "names")
+func drawTemplate(c *choices) *uriTemplate {
+	names := distinct(c, []string{"a", "b", "id", "page", "per_page", "q", "sort", "x_1", "zed", "Z"}, 0, 9)
 	kinds := []varKind{kindString, kindInteger, kindNumber, kindBoolean, kindEnum}
 	var vars []variable
 	requiredLeft := 3
 	for _, name := range names {
 		v := variable{
 			name:     name,
-			kind:     rapid.SampledFrom(kinds).Draw(rt, name+" kind"),
-			nullable: rapid.Bool().Draw(rt, name+" nullable"),
-			parent:   rapid.SampledFrom([]string{"", "", "filter", "range"}).Draw(rt, name+" parent"),
+			kind:     pick(c, kinds),
+			nullable: c.bool(),
+			parent:   pick(c, []string{"", "", "filter", "range"}),
 		}
-		if requiredLeft > 0 && rapid.Bool().Draw(rt, name+" required") {
+		if requiredLeft > 0 && c.bool() {
 			v.required = true
 			requiredLeft--
 		}
 		switch v.kind {
 		case kindInteger:
-			v.goKind = rapid.SampledFrom([]reflect.Kind{
+			v.goKind = pick(c, []reflect.Kind{
 				reflect.Invalid, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 				reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
-			}).Draw(rt, name+" go kind")
+			})
 		case kindNumber:
-			v.goKind = rapid.SampledFrom([]reflect.Kind{reflect.Invalid, reflect.Float32, reflect.Float64}).Draw(rt, name+" go kind")
+			v.goKind = pick(c, []reflect.Kind{reflect.Invalid, reflect.Float32, reflect.Float64})
 		case kindEnum:
-			v.enum = rapid.SliceOfNDistinct(rapid.SampledFrom([]string{
-				"asc", "desc", "null", "a b", "x/y", "50%", "k=v&w", "é", "😀", "+",
-			}), 1, 4, rapid.ID[string]).Draw(rt, name+" enum")
+			v.enum = distinct(c, []string{"asc", "desc", "null", "a b", "x/y", "50%", "k=v&w", "é", "😀", "+"}, 1, 4)
 		}
 		vars = append(vars, v)
 	}
@@ -101,65 +113,69 @@ func drawTemplate(rt *rapid.T) *uriTemplate {
 
 // drawValue draws a value for v: the text a URI carries and the typed value
 // json.Marshal should write for it.
-func drawValue(rt *rapid.T, v variable) (string, any) {
-	name := v.name
+func drawValue(c *choices, v variable) (string, any) {
 	nullable := v.nullable && v.kind != kindString
-	for _, c := range v.enum {
-		if c == "null" {
+	for _, e := range v.enum {
+		if e == "null" {
 			nullable = false
 		}
 	}
-	if nullable && rapid.IntRange(0, 4).Draw(rt, name+" null") == 0 {
+	if nullable && c.intn(5) == 0 {
 		return "null", nil
 	}
 	switch v.kind {
 	case kindInteger:
-		bits, signed := intRange(v.goKind)
-		var n json.Number
-		if signed {
-			lim := int64(1)<<(bits-1) - 1
-			i := rapid.Int64Range(-lim-1, lim).Draw(rt, name)
-			n = json.Number(strconv.FormatInt(i, 10))
-		} else {
-			u := rapid.Uint64Range(0, math.MaxUint64>>(64-bits)).Draw(rt, name)
-			n = json.Number(strconv.FormatUint(u, 10))
-		}
-		zeros := strings.Repeat("0", rapid.IntRange(0, 2).Draw(rt, name+" zeros"))
-		if neg, ok := strings.CutPrefix(string(n), "-"); ok {
-			return "-" + zeros + neg, n
-		}
-		return zeros + string(n), n
+		return drawInteger(c, v)
 	case kindNumber:
-		format := rapid.SampledFrom([]byte{'g', 'e', 'f'}).Draw(rt, name+" format")
+		format := pick(c, []byte{'g', 'e', 'f'})
 		if v.goKind == reflect.Float32 {
-			f := rapid.Float32().Filter(isFinite32).Draw(rt, name)
+			f := finite32(c)
 			if f == 0 {
 				f = 0
 			}
 			return formatNumber(float64(f), format, 32), f
 		}
-		f := rapid.Float64().Filter(isFinite64).Draw(rt, name)
+		f := finite64(c)
 		if f == 0 {
 			f = 0
 		}
 		return formatNumber(f, format, 64), f
 	case kindBoolean:
-		b := rapid.Bool().Draw(rt, name)
+		b := c.bool()
 		return strconv.FormatBool(b), b
 	case kindEnum:
-		c := rapid.SampledFrom(v.enum).Draw(rt, name)
-		return c, c
+		e := pick(c, v.enum)
+		return e, e
 	default:
 		minLen := 0
 		if v.required {
 			minLen = 1 // a path segment cannot be empty
 		}
-		s := rapid.StringOfN(rapid.OneOf(
-			rapid.Rune(),
-			rapid.SampledFrom([]rune("/%&=+?# \"\\<>\u2028é😀")),
-		), minLen, 24, -1).Draw(rt, name)
+		s := runeString(c, minLen, 24, func(c *choices) rune {
+			if c.bool() {
+				return anyRune(c)
+			}
+			return pick(c, []rune("/%&=+?# \"\\<>\u2028é😀"))
+		})
 		return s, s
 	}
+}
+
+// drawInteger draws an integer in the range of v's Go kind, spelled with up
+// to two leading zeros.
+func drawInteger(c *choices, v variable) (string, any) {
+	bits, isSigned := intRange(v.goKind)
+	var n json.Number
+	if isSigned {
+		n = json.Number(strconv.FormatInt(signed(c, bits), 10))
+	} else {
+		n = json.Number(strconv.FormatUint(unsigned(c, bits), 10))
+	}
+	zeros := strings.Repeat("0", c.intRange(0, 2))
+	if neg, ok := strings.CutPrefix(string(n), "-"); ok {
+		return "-" + zeros + neg, n
+	}
+	return zeros + string(n), n
 }
 
 // formatNumber spells f in the given strconv format, except that plain
@@ -172,34 +188,47 @@ func formatNumber(f float64, format byte, bits int) string {
 	return strconv.FormatFloat(f, format, -1, bits)
 }
 
-// isFinite64 keeps NaN and ±Inf out of drawn numbers: a URI cannot carry them.
-func isFinite64(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
-
-// isFinite32 is isFinite64 for float32.
-func isFinite32(f float32) bool { return isFinite64(float64(f)) }
-
 // TestExpandParseRoundTripStrings checks parse(expand(s)) == s for arbitrary
-// strings in a path segment and a query value, the encoding alone.
+// strings in a path segment and a query value, the encoding alone. It runs
+// the cases of seeds 1 to checks.
 func TestExpandParseRoundTripStrings(t *testing.T) {
+	forEachSeed(t, checks, func(t *testing.T, c *choices) {
+		r := func(c *choices) rune {
+			if c.bool() {
+				return anyRune(c)
+			}
+			return pick(c, []rune("/%&=+?#~-._ "))
+		}
+		checkStringsRoundTrip(t, runeString(c, 1, 40, r), runeString(c, 1, 40, r), runeString(c, 0, 40, r))
+	})
+}
+
+// FuzzExpandParseRoundTripStrings checks the same on the fuzzer's strings.
+func FuzzExpandParseRoundTripStrings(f *testing.F) {
+	f.Add("2024-01-01", "2024-12-31", "")
+	f.Add("a/b", "%2F", "x&y=z")
+	f.Add("é😀\u2028", " +?#", "\x00\ufeff\u202e")
+	f.Fuzz(func(t *testing.T, from, to, status string) {
+		if from == "" || to == "" || !utf8.ValidString(from) || !utf8.ValidString(to) || !utf8.ValidString(status) {
+			t.Skip("a path segment cannot be empty, and parse refuses what is not UTF-8 (FuzzParseConvert checks that)")
+		}
+		checkStringsRoundTrip(t, from, to, status)
+	})
+}
+
+func checkStringsRoundTrip(t *testing.T, from, to, status string) {
 	tpl := tplOrdersBetween()
 	tpl.query[0] = variable{name: "status", kind: kindString}
-	rapid.Check(t, func(rt *rapid.T) {
-		alphabet := rapid.OneOf(rapid.Rune(), rapid.SampledFrom([]rune("/%&=+?#~-._ ")))
-		args := map[string]string{
-			"from":   rapid.StringOfN(alphabet, 1, 40, -1).Draw(rt, "from"),
-			"to":     rapid.StringOfN(alphabet, 1, 40, -1).Draw(rt, "to"),
-			"status": rapid.StringOfN(alphabet, 0, 40, -1).Draw(rt, "status"),
-		}
-		uri := tpl.expand(args)
-		got, err := tpl.parse(uri)
-		if err != nil {
-			rt.Fatalf("parse(%q): %v", uri, err)
-		}
-		if !maps.Equal(got, args) {
-			rt.Fatalf("parse(expand(%q)) = %q", args, got)
-		}
-		if again := tpl.expand(got); again != uri {
-			rt.Fatalf("expand is not stable: %q then %q", uri, again)
-		}
-	})
+	args := map[string]string{"from": from, "to": to, "status": status}
+	uri := tpl.expand(args)
+	got, err := tpl.parse(uri)
+	if err != nil {
+		t.Fatalf("parse(%q): %v", uri, err)
+	}
+	if !maps.Equal(got, args) {
+		t.Fatalf("parse(expand(%q)) = %q", args, got)
+	}
+	if again := tpl.expand(got); again != uri {
+		t.Fatalf("expand is not stable: %q then %q", uri, again)
+	}
 }

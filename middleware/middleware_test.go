@@ -9,13 +9,14 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
-	"go.uber.org/goleak"
+
+	"github.com/mcplive/adapter/internal/leakcheck"
 )
 
 // TestMain fails the package's tests if any goroutine outlives them: no
 // middleware may start one that it does not end.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	leakcheck.VerifyTestMain(m)
 }
 
 // fakeSession is a server.ClientSession with a chosen ID.

@@ -9,10 +9,12 @@
 //	go run ./examples/customers -postgres postgres://localhost/shop -addr :8081
 //	                                           # PostgreSQL, shared by many instances
 //
-// Start reading at commands.go; store.go, seed.go and queries.go are ordinary
-// database/sql code that knows nothing about MCP, and dialect.go what differs
-// on PostgreSQL. postgres.go connects the instances that share a PostgreSQL
-// database (docs/many-instances.md).
+// Start reading at commands.go, and args.go for what each command takes;
+// store.go, seed.go and queries.go are ordinary database/sql code that knows
+// nothing about MCP, fold.go how search ignores case over all of Unicode, and
+// dialect.go what differs on PostgreSQL. postgres.go connects the instances
+// that share a PostgreSQL database (docs/many-instances.md). http.go and
+// sessions.go are how it serves over HTTP, as an operator should.
 package main
 
 import (

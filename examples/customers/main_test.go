@@ -223,8 +223,8 @@ func TestWireErrors(t *testing.T) {
 		}
 		c := adaptertest.New(t, newAdapter(newTestStore(t), quietLogger()), opts...)
 		t.Run(c.Version(), func(t *testing.T) {
-			// Validate's errors, and conversion's (which come first: Validate
-			// needs typed arguments), each list every bad field.
+			// One answer names every bad field, whether the schema's bounds
+			// or the conversion of the URI's strings found it.
 			for query, want := range map[string][]string{
 				"per_page=0&page=0":   {"page", "per_page"},
 				"sort=email&page=two": {"page", "sort"},

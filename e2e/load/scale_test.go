@@ -1,0 +1,20 @@
+package load
+
+import "time"
+
+// A scale is the size of one run.
+type scale struct {
+	// legacySessions hold a GET stream on 2025-11-25; listenSessions
+	// subscribe with subscriptions/listen on 2026-07-28. Each watches
+	// subsPerSession URIs.
+	legacySessions, listenSessions int
+	// writesPerSecond for writeFor, from one writer session.
+	writesPerSecond int
+	writeFor        time.Duration
+}
+
+// writes is how many writes the run makes.
+func (s scale) writes() int { return s.writesPerSecond * int(s.writeFor/time.Second) }
+
+// sessions is how many subscribing sessions the run opens.
+func (s scale) sessions() int { return s.legacySessions + s.listenSessions }

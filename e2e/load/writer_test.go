@@ -1,0 +1,97 @@
+package load
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// customer is what customers_show reads and customers_update returns.
+type customer struct {
+	ID    int64  `json:"id"`
+	Name  string `json:"name"`
+	Email string `json:"email"`
+}
+
+// customerNames reads the names of customers 1 to n on c.
+func customerNames(ctx context.Context, c *client.Client, n int) (map[int64]string, error) {
+	names := make(map[int64]string, n)
+	for id := int64(1); id <= int64(n); id++ {
+		text, err := readText(ctx, c, showURI(id))
+		if err != nil {
+			return nil, err
+		}
+		var got customer
+		if err := json.Unmarshal([]byte(text), &got); err != nil || got.ID != id || got.Name == "" {
+			return nil, fmt.Errorf("read %s: %.200s is not customer %d with a name", showURI(id), text, id)
+		}
+		names[id] = got.Name
+	}
+	return names, nil
+}
+
+// write makes the changes of plan on c with the customers_update tool,
+// starting one every 1/perSecond s whether or not the earlier ones have
+// returned, as independent writers would: a slow server does not slow the
+// load down, it piles up. It notes in log when each write started, returns
+// once every write has returned, and reports the time from the first
+// start to the last.
+func write(ctx context.Context, c *client.Client, plan []change, perSecond int, log *writeLog) (time.Duration, error) {
+	interval := time.Second / time.Duration(perSecond)
+	errs := make([]error, len(plan))
+	var wg sync.WaitGroup
+	pace := time.NewTimer(0)
+	defer pace.Stop()
+	start, last := time.Now(), time.Time{}
+	for i, ch := range plan {
+		pace.Reset(time.Until(start.Add(time.Duration(i) * interval)))
+		select {
+		case <-pace.C:
+		case <-ctx.Done():
+			wg.Wait()
+			return 0, fmt.Errorf("write %d of %d: %w", i+1, len(plan), ctx.Err())
+		}
+		// Noted here, in plan order, so that each customer's starts are
+		// in order.
+		last = time.Now()
+		log.started(ch.id, last)
+		wg.Go(func() {
+			if err := update(ctx, c, ch); err != nil {
+				errs[i] = fmt.Errorf("write %d of %d: %w", i+1, len(plan), err)
+			}
+		})
+	}
+	wg.Wait()
+	return last.Sub(start), errors.Join(errs...)
+}
+
+// update calls customers_update and checks that it answered the changed
+// customer.
+func update(ctx context.Context, c *client.Client, ch change) error {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{
+		Name:      "customers_update",
+		Arguments: map[string]any{"id": ch.id, "name": ch.name, "email": ch.email},
+	}})
+	if err != nil {
+		return fmt.Errorf("customers_update %d: %w", ch.id, err)
+	}
+	var text string
+	if len(res.Content) == 1 {
+		if tc, ok := mcp.AsTextContent(res.Content[0]); ok {
+			text = tc.Text
+		}
+	}
+	var got customer
+	if res.IsError || json.Unmarshal([]byte(text), &got) != nil || got != (customer{ch.id, ch.name, ch.email}) {
+		return fmt.Errorf("customers_update %d: answered (isError %v) %.300q, want the customer with name %q and email %q", ch.id, res.IsError, text, ch.name, ch.email)
+	}
+	return nil
+}

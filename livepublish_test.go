@@ -1,0 +1,111 @@
+package adapter
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// blockingFeed is a ChangeFeed whose Publish waits for release, recording
+// what it was given.
+type blockingFeed struct {
+	started chan struct{} // one value per Publish that began
+	release chan struct{}
+	mu      sync.Mutex
+	batches [][]string
+}
+
+func newBlockingFeed() *blockingFeed {
+	return &blockingFeed{started: make(chan struct{}, 16), release: make(chan struct{})}
+}
+
+func (f *blockingFeed) Attach(ChangeSink) {}
+
+func (f *blockingFeed) Publish(ctx context.Context, keys []string) error {
+	f.mu.Lock()
+	f.batches = append(f.batches, keys)
+	f.mu.Unlock()
+	f.started <- struct{}{}
+	select {
+	case <-f.release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (f *blockingFeed) published() [][]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.batches)
+}
+
+// TestChangedDoesNotWaitForTheFeed: while the feed's Publish hangs, Changed
+// keeps returning; what piles up coalesces, and beyond the bound row keys
+// widen to their tables, so the next batch is small; WaitIdle and Close
+// wait for the publishing.
+func TestChangedDoesNotWaitForTheFeed(t *testing.T) {
+	feed := newBlockingFeed()
+	a := Wrap(server.NewMCPServer("t", "1"), WithChangeFeed(feed))
+	a.Changed("customers/1")
+	<-feed.started // the first Publish hangs from now on
+
+	// If Changed waited for the feed, this would not return before release.
+	for i := range 2 * maxPendingKeys {
+		a.Changed(fmt.Sprintf("customers/%d", i), fmt.Sprintf("orders/%d", i))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := a.WaitIdle(ctx); err == nil {
+		t.Fatal("WaitIdle returned while the feed was publishing")
+	}
+
+	close(feed.release)
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.WaitIdle(ctx); err != nil {
+		t.Fatalf("WaitIdle after the feed answered: %v", err)
+	}
+	got := feed.published()
+	if len(got) != 2 {
+		t.Fatalf("%d batches published, want the first and one for all the rest", len(got))
+	}
+	if !slices.Equal(got[1], []string{"customers", "orders"}) {
+		t.Fatalf("the %d keys that piled up were published as %d keys, want them widened to their tables", 4*maxPendingKeys, len(got[1]))
+	}
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.Changed("customers/9") // after Close: nothing
+	if len(feed.published()) != 2 {
+		t.Fatal("Changed published after Close")
+	}
+}
+
+// TestCloseFlushesThePublisher: keys handed to the feed before Close are
+// published before Close returns.
+func TestCloseFlushesThePublisher(t *testing.T) {
+	feed := newBlockingFeed()
+	close(feed.release) // answers at once
+	a := Wrap(server.NewMCPServer("t", "1"), WithChangeFeed(feed))
+	a.Changed("customers/1")
+	a.Changed("customers/2")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, b := range feed.published() {
+		keys = append(keys, b...)
+	}
+	slices.Sort(keys)
+	if !slices.Equal(keys, []string{"customers/1", "customers/2"}) {
+		t.Fatalf("published %v before Close returned", keys)
+	}
+}
