@@ -108,7 +108,7 @@ func (h *debugHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
-	if strings.Contains(req.Header.Get("Accept"), "text/event-stream") {
+	if req.Method == http.MethodGet && strings.Contains(req.Header.Get("Accept"), "text/event-stream") {
 		h.stream(w, req)
 		return
 	}

@@ -61,8 +61,9 @@ type Op struct {
 	// span and links it to all of them, so that one trace tells why a
 	// subscriber was notified.
 	Causes []context.Context
-	// Count is the number of subscriptions queued a notification
-	// (OpNotify).
+	// Count is the number of subscriptions told of a new result
+	// (OpNotify); one whose previous notification is still pending gets
+	// no second one.
 	Count int
 	// Start is when the operation began. For a read it is earlier than
 	// the call to Observe: the URI is parsed and converted before the
