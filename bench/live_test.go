@@ -137,39 +137,73 @@ var (
 // client's notification handler, which counts it.
 type fanout struct {
 	a        *adapter.Adapter
+	cmd      fanCmd
 	clients  []*client.Client
 	stops    []func()
 	received atomic.Int64 // notifications/resources/updated at the clients
 	target   atomic.Int64 // when received reaches it, reached gets a value
 	reached  chan struct{}
+	// listens are the listen streams, each with its session and URIs, for
+	// BenchmarkFanoutFloor.
+	listens []*listenStream
+	// session is the session mcp-go registered last.
+	session server.ClientSession
+}
+
+// listenStream is one client's subscriptions/listen stream as the server
+// sees it.
+type listenStream struct {
+	session server.ClientSession
+	uris    []string
+	// meta is the _meta of its notifications (the subscription id), from
+	// its acknowledgement.
+	meta chan map[string]any
 }
 
 // liveCmd declares the command the live benchmarks subscribe to, named
-// orders_of (template app://orders_of/{customer} or app://orders_of/{id}),
-// and returns the change that re-runs every query, and a write that makes
-// every result differ.
-type liveCmd func(a *adapter.Adapter) (change string, write func())
+// orders_of (template app://orders_of/{customer} or app://orders_of/{id}).
+type liveCmd func(a *adapter.Adapter) fanCmd
 
-func realisticCmd(a *adapter.Adapter) (string, func()) {
-	st := newOrderStore()
-	adapter.Live(a, "orders_of", "The open and paid orders of one customer, newest first.", st.ordersOf)
-	return "orders", st.touchAll
+// fanCmd is what a benchmark needs of the command it declared.
+type fanCmd struct {
+	// change is the key whose change re-runs every query.
+	change string
+	// write makes every result differ.
+	write func()
+	// direct runs the command for argument k (1 ≤ k ≤ 1,000) without the
+	// adapter.
+	direct func(ctx context.Context, k int) error
 }
 
-func trivialCmd(a *adapter.Adapter) (string, func()) {
+func realisticCmd(a *adapter.Adapter) fanCmd {
+	st := newOrderStore()
+	adapter.Live(a, "orders_of", "The open and paid orders of one customer, newest first.", st.ordersOf)
+	return fanCmd{change: "orders", write: st.touchAll, direct: func(ctx context.Context, k int) error {
+		page, err := st.ordersOf(ctx, ordersArgs{Customer: k})
+		sinkPage = page
+		return err
+	}}
+}
+
+func trivialCmd(a *adapter.Adapter) fanCmd {
 	st := &counterStore{}
 	adapter.Live(a, "orders_of", "One item.", st.show, adapter.WithReads("items"))
-	return "items", func() { st.version.Add(1) }
+	return fanCmd{change: "items", write: func() { st.version.Add(1) }, direct: func(ctx context.Context, k int) error {
+		item, err := st.show(ctx, showArgs{ID: int64(k)})
+		sinkItem = item
+		return err
+	}}
 }
 
 // newFanout subscribes subscription k (0 ≤ k < 10,000) to argument
 // k%1000+1 on session k/64: 157 sessions, each argument set subscribed from
 // 10 of them.
-func newFanout(b *testing.B, cmd liveCmd) (*fanout, string, func()) {
+func newFanout(b *testing.B, cmd liveCmd) *fanout {
 	b.Helper()
 	srv := server.NewMCPServer("bench", "1")
 	f := &fanout{a: adapter.Wrap(srv), reached: make(chan struct{}, 1)}
-	change, write := cmd(f.a)
+	srv.GetHooks().AddOnRegisterSession(func(_ context.Context, s server.ClientSession) { f.session = s })
+	f.cmd = cmd(f.a)
 	f.target.Store(-1)
 	b.Cleanup(f.close)
 
@@ -185,19 +219,23 @@ func newFanout(b *testing.B, cmd liveCmd) (*fanout, string, func()) {
 	if st := f.a.LiveStats(); st.Queries != fanQueries {
 		b.Fatalf("%d queries, want %d", st.Queries, fanQueries)
 	}
-	return f, change, write
+	return f
 }
 
 // listen connects one in-process client and opens its listen stream.
 func (f *fanout) listen(b *testing.B, srv *server.MCPServer, uris []string) {
-	c := connect(b, srv)
+	c := connect(b, srv) // registers its session: f.session
 	f.clients = append(f.clients, c)
+	ls := &listenStream{session: f.session, uris: uris, meta: make(chan map[string]any, 1)}
+	f.listens = append(f.listens, ls)
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method != string(mcp.MethodNotificationResourceUpdated) {
-			return
-		}
-		if f.received.Add(1) == f.target.Load() {
-			f.reached <- struct{}{}
+		switch n.Method {
+		case mcp.MethodNotificationSubscriptionsAcknowledged:
+			ls.meta <- n.Params.Meta
+		case string(mcp.MethodNotificationResourceUpdated):
+			if f.received.Add(1) == f.target.Load() {
+				f.reached <- struct{}{}
+			}
 		}
 	})
 	stop, err := c.ListenAsync(context.Background(), mcp.SubscriptionFilter{ResourceSubscriptions: uris},
@@ -232,20 +270,12 @@ func (f *fanout) close() {
 	_ = f.a.WaitIdle(ctx)
 }
 
-// change reports change and waits until want more notifications reached
-// the clients and the registry is idle.
-func (f *fanout) change(b *testing.B, change string, want int64) {
-	if want > 0 {
-		f.target.Store(f.received.Load() + want)
-	}
-	f.a.Changed(change)
-	if want > 0 {
-		select {
-		case <-f.reached:
-		case <-time.After(time.Minute):
-			b.Fatalf("%d of %d notifications after a minute", f.received.Load()-(f.target.Load()-want), want)
-		}
-	}
+// change reports the command's change and waits until want more
+// notifications reached the clients and the registry is idle.
+func (f *fanout) change(b *testing.B, want int64) {
+	f.expect(want)
+	f.a.Changed(f.cmd.change)
+	f.wait(b, want)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := f.a.WaitIdle(ctx); err != nil {
@@ -253,21 +283,43 @@ func (f *fanout) change(b *testing.B, change string, want int64) {
 	}
 }
 
+// expect arms wait for want more notifications.
+func (f *fanout) expect(want int64) {
+	if want > 0 {
+		f.target.Store(f.received.Load() + want)
+	}
+}
+
+// wait waits until the notifications expect armed it for reached the
+// clients.
+func (f *fanout) wait(b *testing.B, want int64) {
+	if want == 0 {
+		return
+	}
+	select {
+	case <-f.reached:
+	case <-time.After(time.Minute):
+		b.Fatalf("%d of %d notifications after a minute", f.received.Load()-(f.target.Load()-want), want)
+	}
+}
+
 func benchFanout(b *testing.B, cmd liveCmd) {
-	f, change, write := newFanout(b, cmd)
+	f := newFanout(b, cmd)
 	before := f.a.LiveStats()
 	received := f.received.Load()
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := startCPU(b)
 	loops := 0
 	for b.Loop() {
 		loops++
 		b.StopTimer()
-		write()
+		f.cmd.write()
 		b.StartTimer()
-		f.change(b, change, fanSubs)
+		f.change(b, fanSubs)
 	}
 	b.StopTimer()
+	cpu.report(loops)
 	after := f.a.LiveStats()
 	reruns := after.Reruns - before.Reruns
 	if reruns != uint64(loops*fanQueries) {
@@ -277,6 +329,7 @@ func benchFanout(b *testing.B, cmd liveCmd) {
 		b.Fatalf("%d notifications in %d changes, want %d each", got, loops, fanSubs)
 	}
 	b.ReportMetric(float64(reruns)/float64(loops), "reruns/op")
+
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(loops*fanSubs), "ns/notification")
 }
 
@@ -295,6 +348,7 @@ func BenchmarkFanoutDirect(b *testing.B) {
 	st := newOrderStore()
 	ctx := context.Background()
 	b.ReportAllocs()
+	cpu := startCPU(b)
 	loops := 0
 	for b.Loop() {
 		loops++
@@ -306,7 +360,64 @@ func BenchmarkFanoutDirect(b *testing.B) {
 			sinkPage = page
 		}
 	}
+	cpu.report(loops)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(loops*fanQueries), "ns/exec")
+}
+
+// BenchmarkFanoutFloor is what a fan-out costs without a registry: the
+// same 1,000 command executions, then the same 10,000 notifications handed
+// to the same in-process sessions through mcp-go (into each session's
+// channel, as mcp-go's own sends do, but waiting where mcp-go would drop),
+// each session's in one burst, and the op ends, as Fanout's does, when all
+// of them reached the clients' handlers. It knows in advance that every
+// result changed and who subscribed to what, so it keeps no state, compares
+// nothing and starts no goroutine: the least any registry can do.
+func BenchmarkFanoutFloor(b *testing.B) { benchFanoutFloor(b, realisticCmd) }
+
+// BenchmarkFanoutFloorTrivial is BenchmarkFanoutFloor for the trivial
+// command.
+func BenchmarkFanoutFloorTrivial(b *testing.B) { benchFanoutFloor(b, trivialCmd) }
+
+func benchFanoutFloor(b *testing.B, cmd liveCmd) {
+	f := newFanout(b, cmd)
+	// The notifications, built once, as the registry keeps them: the
+	// params of each subscription's, and the _meta of each stream's.
+	bursts := make([][]mcp.JSONRPCNotification, len(f.listens))
+	for i, ls := range f.listens {
+		meta := <-ls.meta
+		for _, uri := range ls.uris {
+			n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION}
+			n.Method = string(mcp.MethodNotificationResourceUpdated)
+			n.Params = mcp.NotificationParams{Meta: meta, AdditionalFields: map[string]any{"uri": uri}}
+			bursts[i] = append(bursts[i], n)
+		}
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := startCPU(b)
+	loops := 0
+	for b.Loop() {
+		loops++
+		b.StopTimer()
+		f.cmd.write()
+		f.expect(fanSubs)
+		b.StartTimer()
+		for k := 1; k <= fanQueries; k++ {
+			if err := f.cmd.direct(ctx, k); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for i, ls := range f.listens {
+			ch := ls.session.NotificationChannel()
+			for _, n := range bursts[i] {
+				ch <- n
+			}
+		}
+		f.wait(b, fanSubs)
+	}
+	cpu.report(loops)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(loops*fanSubs), "ns/notification")
 }
 
 // BenchmarkFanoutDirectTrivial is BenchmarkFanoutDirect for the trivial
@@ -333,16 +444,18 @@ func BenchmarkFanoutDirectTrivial(b *testing.B) {
 // subscriptions, none of whose results changed, so no one is notified. The
 // op ends when the registry is idle again.
 func BenchmarkNoChange(b *testing.B) {
-	f, change, _ := newFanout(b, realisticCmd)
+	f := newFanout(b, realisticCmd)
 	before := f.a.LiveStats()
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := startCPU(b)
 	loops := 0
 	for b.Loop() {
 		loops++
-		f.change(b, change, 0)
+		f.change(b, 0)
 	}
 	b.StopTimer()
+	cpu.report(loops)
 	after := f.a.LiveStats()
 	if reruns := after.Reruns - before.Reruns; reruns != uint64(loops*fanQueries) {
 		b.Fatalf("%d re-runs in %d changes, want %d each", reruns, loops, fanQueries)
