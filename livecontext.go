@@ -1,0 +1,127 @@
+package adapter
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/mcplive/adapter/middleware"
+)
+
+// runContext is the context of one re-run of a live query, or of one
+// batched re-run of several (livebatch.go). It behaves as
+// context.WithTimeout(context.Background(), d) would, cancelled besides
+// when the registry drops the queries it runs for or Close gives up on it,
+// and it carries the run's read recorder and middleware.Call in the same
+// allocation.
+//
+// Why not context.WithTimeout: arming a timer for every re-run, and filing
+// the context under its query's, was a tenth of a fan-out's CPU, and most
+// commands never look at their context: an in-memory lookup returns long
+// before any deadline. So the timer is armed only when someone asks for
+// Done, by making the context it stands for then; until then Err reads the
+// clock.
+type runContext struct {
+	deadline time.Time
+	rec      readRecorder
+	call     middleware.Call
+	// members counts the queries the run is for that are still
+	// subscribed; the run is cancelled when none is left. Guarded by the
+	// registry's mutex.
+	members int
+
+	mu sync.Mutex
+	// inner is the context this one stands for, made at the first Done.
+	inner       context.Context
+	cancelInner context.CancelFunc
+	// err is why the run ended before inner was made.
+	err error
+}
+
+// newRunContext makes the context of a run for members queries; begin
+// starts its clock.
+func newRunContext(members int) *runContext {
+	rc := &runContext{members: members}
+	rc.rec.keys = rc.rec.small[:0]
+	return rc
+}
+
+// begin sets the deadline, timeout from now, as the run begins: a query of
+// a chunk waits for those before it without spending its time.
+func (rc *runContext) begin(timeout time.Duration) {
+	rc.mu.Lock()
+	rc.deadline = time.Now().Add(timeout)
+	rc.mu.Unlock()
+}
+
+func (rc *runContext) Deadline() (time.Time, bool) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.deadline, true
+}
+
+// Done makes the context this one stands for, and with it the timer of the
+// deadline, unless it is made already.
+func (rc *runContext) Done() <-chan struct{} {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.inner == nil {
+		rc.inner, rc.cancelInner = context.WithDeadline(context.Background(), rc.deadline)
+		if rc.err != nil {
+			rc.cancelInner()
+		}
+	}
+	return rc.inner.Done()
+}
+
+func (rc *runContext) Err() error {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	switch {
+	case rc.inner != nil:
+		return rc.inner.Err()
+	case rc.err != nil:
+		return rc.err
+	case !time.Now().Before(rc.deadline):
+		// No one holds Done, so none is open that would contradict it.
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// Value answers the read recorder's key; other keys are the inner
+// context's, so that a context derived from this one finds its
+// cancellation there, as it would on a context of package context, and
+// needs no goroutine to follow it.
+func (rc *runContext) Value(key any) any {
+	if key == (readRecorderKey{}) {
+		return &rc.rec
+	}
+	rc.mu.Lock()
+	inner := rc.inner
+	rc.mu.Unlock()
+	if inner == nil {
+		return nil
+	}
+	return inner.Value(key)
+}
+
+func (rc *runContext) String() string { return "adapter.runContext" }
+
+// cancel ends the run early: its queries were dropped, or Close gave up.
+// It is also called when the run has returned, like the cancel function of
+// context.WithTimeout, so that a command that kept the context sees it end.
+func (rc *runContext) cancel() {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.inner != nil {
+		rc.cancelInner()
+	} else if rc.err == nil {
+		rc.err = context.Canceled
+	}
+}
+
+// late reports whether the run outlived its deadline.
+func (rc *runContext) late() bool {
+	return rc.Err() == context.DeadlineExceeded
+}

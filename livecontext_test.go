@@ -1,0 +1,103 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// A runContext behaves as context.WithTimeout would, whether or not anyone
+// asked for Done before its end.
+func TestRunContext(t *testing.T) {
+	t.Run("deadline without Done", func(t *testing.T) {
+		rc := newRunContext(1)
+		rc.begin(time.Millisecond)
+		if err := rc.Err(); err != nil {
+			t.Fatalf("Err before the deadline: %v", err)
+		}
+		time.Sleep(2 * time.Millisecond)
+		if !rc.late() || !errors.Is(rc.Err(), context.DeadlineExceeded) {
+			t.Fatalf("Err after the deadline: %v", rc.Err())
+		}
+		select {
+		case <-rc.Done(): // made now, closed at once
+		default:
+			t.Fatal("Done after the deadline is open")
+		}
+	})
+	t.Run("deadline with Done", func(t *testing.T) {
+		rc := newRunContext(1)
+		rc.begin(5 * time.Millisecond)
+		if d, ok := rc.Deadline(); !ok || time.Until(d) > 5*time.Millisecond {
+			t.Fatalf("Deadline %v, %v", d, ok)
+		}
+		select {
+		case <-rc.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatal("Done never closed")
+		}
+		if !rc.late() {
+			t.Fatalf("Err %v", rc.Err())
+		}
+	})
+	t.Run("cancel before Done", func(t *testing.T) {
+		rc := newRunContext(1)
+		rc.begin(time.Hour)
+		rc.cancel()
+		if !errors.Is(rc.Err(), context.Canceled) || rc.late() {
+			t.Fatalf("Err %v", rc.Err())
+		}
+		<-rc.Done()
+	})
+	t.Run("a derived context ends with it", func(t *testing.T) {
+		rc := newRunContext(1)
+		rc.begin(time.Hour)
+		child, stop := context.WithCancel(context.WithValue(rc, struct{}{}, 1))
+		defer stop()
+		rc.cancel()
+		select {
+		case <-child.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatal("the derived context did not end")
+		}
+		if !errors.Is(child.Err(), context.Canceled) {
+			t.Fatalf("derived Err %v", child.Err())
+		}
+	})
+	t.Run("reads", func(t *testing.T) {
+		rc := newRunContext(1)
+		Reads(rc, "b", "a")
+		ReadsAt(rc, 3, "c") // not a batch: the run's
+		rc.rec.close()
+		Reads(rc, "late")
+		if got := rc.rec.readSet(-1, []string{"s"}, nil); len(got) != 4 || got[0] != "a" || got[3] != "s" {
+			t.Fatalf("read set %v", got)
+		}
+	})
+}
+
+// A batch's read sets are each argument set's own keys with the batch's
+// shared ones; a read set equal to the previous one is that one, not a
+// copy.
+func TestBatchReadSet(t *testing.T) {
+	rc := newRunContext(3)
+	rc.rec.per = make([][]string, 3)
+	Reads(rc, "shared")
+	ReadsAt(rc, 0, "items/1")
+	ReadsAt(rc, 2, "items/3", "items/3")
+	ReadsAt(rc, 7, "everyone") // out of range: every set's
+	rc.rec.close()
+	prev := []string{"everyone", "items/1", "shared", "static"}
+	first := rc.rec.readSet(0, []string{"static"}, prev)
+	if &first[0] != &prev[0] {
+		t.Errorf("read set %v equal to the previous one was copied", first)
+	}
+	if got := rc.rec.readSet(1, nil, nil); len(got) != 2 || got[0] != "everyone" || got[1] != "shared" {
+		t.Errorf("set 1 read %v", got)
+	}
+	got := rc.rec.readSet(2, nil, prev)
+	if len(got) != 3 || got[1] != "items/3" {
+		t.Errorf("set 2 read %v", got)
+	}
+}
