@@ -238,8 +238,7 @@ func (c *command) invokeDecoded(ctx context.Context, origin middleware.Origin, a
 	return c.invokeCall(ctx, call)
 }
 
-// invokeCall runs the command through the middleware chain with call,
-// which the caller made: a re-run keeps it in its runContext.
+// invokeCall runs the command through the middleware chain with call.
 func (c *command) invokeCall(ctx context.Context, call *middleware.Call) (any, error) {
 	return c.handler(middleware.WithOrigin(ctx, call.Origin), call)
 }

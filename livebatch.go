@@ -167,9 +167,9 @@ func (r *liveRegistry) rerunBatch(j *job) {
 	rc, n := j.rcs[0], len(j.qs)
 	c := j.qs[0].key.cmd
 	rc.begin(r.a.cfg.rerunTimeout)
-	rc.rec.per = make([][]string, n)
+	rc.rec.forBatch(n)
 	rc.call = middleware.Call{Command: c.name, Args: c.batch.args(j.qs), RawArgs: rawArray(j.qs), Origin: middleware.Live, Batch: n}
-	res, err := c.invokeBatch(rc, &rc.call)
+	res, err := c.batchHandler(rc, &rc.call) // rc carries origin Live
 	rc.rec.close()
 	ended := rc.Err()
 	late := ended == context.DeadlineExceeded
@@ -218,11 +218,6 @@ func batchOutcome(c *command, res any, err error, n int) (errs BatchErrors, whol
 		return nil, fmt.Errorf("the batch function of %s returned %d results for %d argument sets", c.name, got, n)
 	}
 	return errs, nil
-}
-
-// invokeBatch runs the batch form through the middleware chain with call.
-func (c *command) invokeBatch(ctx context.Context, call *middleware.Call) (any, error) {
-	return c.batchHandler(middleware.WithOrigin(ctx, call.Origin), call)
 }
 
 // chainBatch puts c's batch form, if it has one, behind the middleware

@@ -10,10 +10,11 @@ import (
 
 // runContext is the context of one re-run of a live query, or of one
 // batched re-run of several (livebatch.go). It behaves as
-// context.WithTimeout(context.Background(), d) would, cancelled besides
-// when the registry drops the queries it runs for or Close gives up on it,
-// and it carries the run's read recorder and middleware.Call in the same
-// allocation.
+// context.WithTimeout(values, d) would, cancelled besides when the
+// registry drops the queries it runs for or Close gives up on it, and it
+// carries the run's read recorder and middleware.Call in the same
+// allocation. values is the registry's: a context with origin Live and
+// nothing else, made once.
 //
 // Why not context.WithTimeout: arming a timer for every re-run, and filing
 // the context under its query's, was a tenth of a fan-out's CPU, and most
@@ -22,6 +23,7 @@ import (
 // Done, by making the context it stands for then; until then Err reads the
 // clock.
 type runContext struct {
+	values   context.Context
 	deadline time.Time
 	rec      readRecorder
 	call     middleware.Call
@@ -40,8 +42,8 @@ type runContext struct {
 
 // newRunContext makes the context of a run for members queries; begin
 // starts its clock.
-func newRunContext(members int) *runContext {
-	rc := &runContext{members: members}
+func newRunContext(values context.Context, members int) *runContext {
+	rc := &runContext{values: values, members: members}
 	rc.rec.keys = rc.rec.small[:0]
 	return rc
 }
@@ -66,7 +68,7 @@ func (rc *runContext) Done() <-chan struct{} {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.inner == nil {
-		rc.inner, rc.cancelInner = context.WithDeadline(context.Background(), rc.deadline)
+		rc.inner, rc.cancelInner = context.WithDeadline(rc.values, rc.deadline)
 		if rc.err != nil {
 			rc.cancelInner()
 		}
@@ -90,9 +92,9 @@ func (rc *runContext) Err() error {
 }
 
 // Value answers the read recorder's key; other keys are the inner
-// context's, so that a context derived from this one finds its
+// context's, once made, so that a context derived from this one finds its
 // cancellation there, as it would on a context of package context, and
-// needs no goroutine to follow it.
+// needs no goroutine to follow it; until then, values'.
 func (rc *runContext) Value(key any) any {
 	if key == (readRecorderKey{}) {
 		return &rc.rec
@@ -101,7 +103,7 @@ func (rc *runContext) Value(key any) any {
 	inner := rc.inner
 	rc.mu.Unlock()
 	if inner == nil {
-		return nil
+		return rc.values.Value(key)
 	}
 	return inner.Value(key)
 }

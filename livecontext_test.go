@@ -5,13 +5,15 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/mcplive/adapter/middleware"
 )
 
 // A runContext behaves as context.WithTimeout would, whether or not anyone
 // asked for Done before its end.
 func TestRunContext(t *testing.T) {
 	t.Run("deadline without Done", func(t *testing.T) {
-		rc := newRunContext(1)
+		rc := newRunContext(context.Background(), 1)
 		rc.begin(time.Millisecond)
 		if err := rc.Err(); err != nil {
 			t.Fatalf("Err before the deadline: %v", err)
@@ -27,7 +29,7 @@ func TestRunContext(t *testing.T) {
 		}
 	})
 	t.Run("deadline with Done", func(t *testing.T) {
-		rc := newRunContext(1)
+		rc := newRunContext(context.Background(), 1)
 		rc.begin(5 * time.Millisecond)
 		if d, ok := rc.Deadline(); !ok || time.Until(d) > 5*time.Millisecond {
 			t.Fatalf("Deadline %v, %v", d, ok)
@@ -42,7 +44,7 @@ func TestRunContext(t *testing.T) {
 		}
 	})
 	t.Run("cancel before Done", func(t *testing.T) {
-		rc := newRunContext(1)
+		rc := newRunContext(context.Background(), 1)
 		rc.begin(time.Hour)
 		rc.cancel()
 		if !errors.Is(rc.Err(), context.Canceled) || rc.late() {
@@ -51,7 +53,7 @@ func TestRunContext(t *testing.T) {
 		<-rc.Done()
 	})
 	t.Run("a derived context ends with it", func(t *testing.T) {
-		rc := newRunContext(1)
+		rc := newRunContext(context.Background(), 1)
 		rc.begin(time.Hour)
 		child, stop := context.WithCancel(context.WithValue(rc, struct{}{}, 1))
 		defer stop()
@@ -65,8 +67,19 @@ func TestRunContext(t *testing.T) {
 			t.Fatalf("derived Err %v", child.Err())
 		}
 	})
+	t.Run("values", func(t *testing.T) {
+		rc := newRunContext(middleware.WithOrigin(context.Background(), middleware.Live), 1)
+		rc.begin(time.Hour)
+		if middleware.OriginFrom(rc) != middleware.Live {
+			t.Fatal("no origin before Done")
+		}
+		_ = rc.Done() // makes the inner context
+		if middleware.OriginFrom(rc) != middleware.Live {
+			t.Fatal("no origin after Done")
+		}
+	})
 	t.Run("reads", func(t *testing.T) {
-		rc := newRunContext(1)
+		rc := newRunContext(context.Background(), 1)
 		Reads(rc, "b", "a")
 		ReadsAt(rc, 3, "c") // not a batch: the run's
 		rc.rec.close()
@@ -81,8 +94,8 @@ func TestRunContext(t *testing.T) {
 // shared ones; a read set equal to the previous one is that one, not a
 // copy.
 func TestBatchReadSet(t *testing.T) {
-	rc := newRunContext(3)
-	rc.rec.per = make([][]string, 3)
+	rc := newRunContext(context.Background(), 3)
+	rc.rec.forBatch(3)
 	Reads(rc, "shared")
 	ReadsAt(rc, 0, "items/1")
 	ReadsAt(rc, 2, "items/3", "items/3")

@@ -27,7 +27,7 @@ func (r *liveRegistry) startDelivery(c *conn) {
 // session, oldest first, and exits when the outbox is empty, or when c is
 // served on GET streams and none is open (the next to open restarts it).
 func (r *liveRegistry) deliver(c *conn) {
-	held := batches.Get().(*[]outSlot)
+	held := batches.Get().(*[]*outSlot)
 	batch := (*held)[:0]
 	var sent uint64 // handed over since c.mu was last held
 	for {
@@ -56,7 +56,7 @@ func (r *liveRegistry) deliver(c *conn) {
 
 // batches are the arrays delivery goroutines take outboxes in: one per
 // goroutine alive, kept for the next.
-var batches = sync.Pool{New: func() any { return new([]outSlot) }}
+var batches = sync.Pool{New: func() any { return new([]*outSlot) }}
 
 // leave ends a delivery goroutine: drop says that the registry wanted to
 // forget its connection while it delivered. The last to leave wakes
@@ -113,15 +113,14 @@ func (r *liveRegistry) detachStream(gs *getStream) {
 
 // handOver hands the batch's notifications to c's session, and returns how
 // many it handed over.
-func handOver(c *conn, batch []outSlot) (sent uint64) {
+func handOver(c *conn, batch []*outSlot) (sent uint64) {
 	if up, ok := c.session.(server.SessionWithStreamableHTTPConfig); ok {
 		// What mcp-go does before it sends a notification itself: a POST
 		// under way answers as an event stream, so it can carry it.
 		up.UpgradeToSSEWhenReceiveNotification()
 	}
 	ch := c.session.NotificationChannel()
-	for i := range batch {
-		e := &batch[i]
+	for _, e := range batch {
 		ok, closed := send(ch, c.done, e.note, e.done)
 		if closed {
 			break
@@ -137,9 +136,8 @@ func handOver(c *conn, batch []outSlot) (sent uint64) {
 // stream of c's session, and returns how many it wrote. When a write
 // fails, the stream is forgotten and the notifications not written go back
 // into the outbox, for the next stream.
-func (r *liveRegistry) writeToStream(c *conn, batch []outSlot) (sent uint64) {
-	for i := range batch {
-		e := &batch[i]
+func (r *liveRegistry) writeToStream(c *conn, batch []*outSlot) (sent uint64) {
+	for i, e := range batch {
 		if e.sb.gone.Load() {
 			continue
 		}
@@ -166,7 +164,7 @@ func (r *liveRegistry) writeToStream(c *conn, batch []outSlot) (sent uint64) {
 
 // putBack queues again the notifications of a batch that could not be
 // written, unless their subscription ended or is queued already.
-func (r *liveRegistry) putBack(c *conn, rest []outSlot) {
+func (r *liveRegistry) putBack(c *conn, rest []*outSlot) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range rest {

@@ -30,7 +30,10 @@ import (
 // subscriptions themselves, scattered in memory and written by other cores:
 // on a fan-out, those misses were a tenth of the CPU.
 
-// outSlot is what a connection's outbox keeps of one subscription.
+// outSlot is what a connection's outbox keeps of one subscription. Its
+// fields do not change once its notification is made, at its first
+// delivery under the conn's mutex, so that a delivery goroutine reads it
+// without the lock, even after the subscription ended.
 type outSlot struct {
 	sb *sub
 	// note is its notification, made at the first delivery.
@@ -49,15 +52,16 @@ func (c *conn) takeSlotLocked(sb *sub) {
 		sb.slot = c.nextSlot
 		c.nextSlot++
 	}
+	e := &outSlot{sb: sb, done: sb.st.done}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if int(sb.slot) == len(c.slots) {
-		c.slots = append(c.slots, outSlot{})
+		c.slots = append(c.slots, nil)
 		if int(sb.slot>>6) == len(c.pending) {
 			c.pending = append(c.pending, 0)
 		}
 	}
-	c.slots[sb.slot] = outSlot{sb: sb, done: sb.st.done}
+	c.slots[sb.slot] = e
 }
 
 // releaseSlotLocked takes sb, which ended, out of the outbox and frees its
@@ -70,7 +74,7 @@ func (c *conn) releaseSlotLocked(sb *sub) {
 		}
 		c.pending[sb.slot>>6] &^= 1 << (sb.slot & 63)
 	}
-	c.slots[sb.slot] = outSlot{}
+	c.slots[sb.slot] = nil
 	c.mu.Unlock()
 	c.freeSlots = append(c.freeSlots, sb.slot)
 }
@@ -88,13 +92,13 @@ func (c *conn) pendingLocked(slot int32) bool {
 
 // takeLocked empties the outbox into batch, as the notifications to hand
 // over, and returns it. c.mu is held.
-func (c *conn) takeLocked(batch []outSlot) []outSlot {
+func (c *conn) takeLocked(batch []*outSlot) []*outSlot {
 	for _, slot := range c.queue {
-		e := &c.slots[slot]
+		e := c.slots[slot]
 		if e.note.Method == "" {
 			e.note = e.sb.notification()
 		}
-		batch = append(batch, *e)
+		batch = append(batch, e)
 	}
 	c.queue = c.queue[:0]
 	clear(c.pending)

@@ -76,15 +76,24 @@ type readRecorderKey struct{}
 // readRecorder collects the keys one run of a live query reports, or, for
 // a batched run, those of each of its argument sets.
 type readRecorder struct {
-	mu   sync.Mutex
-	keys []string   // read by the whole run
-	per  [][]string // batched: read by argument set i alone
-	done bool       // the run has returned; late reports are ignored
+	mu    sync.Mutex
+	keys  []string // read by the whole run
+	batch *batchReads
+	done  bool // the run has returned; late reports are ignored
 	// small is the first array of keys, so that a run that reads a key or
-	// two allocates nothing for it; scratch is where a batch's read sets
-	// are put together.
-	small   [2]string
-	scratch []string
+	// two allocates nothing for it.
+	small [2]string
+}
+
+// batchReads is what a batched run's recorder keeps besides.
+type batchReads struct {
+	per     [][]string // read by argument set i alone
+	scratch []string   // where each set's read set is put together
+}
+
+// forBatch makes the recorder one of a batched run of n argument sets.
+func (r *readRecorder) forBatch(n int) {
+	r.batch = &batchReads{per: make([][]string, n)}
 }
 
 func withReadRecorder(ctx context.Context) (context.Context, *readRecorder) {
@@ -102,8 +111,8 @@ func (r *readRecorder) add(i int, keys []string) {
 		return
 	}
 	dst := &r.keys
-	if i >= 0 && i < len(r.per) {
-		dst = &r.per[i]
+	if b := r.batch; b != nil && i >= 0 && i < len(b.per) {
+		dst = &b.per[i]
 	}
 	for _, k := range keys {
 		if k != "" {
@@ -136,7 +145,7 @@ func (r *readRecorder) readSet(i int, static, prev []string) []string {
 	if i >= 0 {
 		// The run's keys are every argument set's: put each set
 		// together apart from them.
-		set = append(append(r.scratch[:0], r.keys...), r.per[i]...)
+		set = append(append(r.batch.scratch[:0], r.keys...), r.batch.per[i]...)
 	}
 	for _, k := range static {
 		if k != "" {
@@ -144,7 +153,7 @@ func (r *readRecorder) readSet(i int, static, prev []string) []string {
 		}
 	}
 	if i >= 0 {
-		r.scratch = set
+		r.batch.scratch = set
 	}
 	if len(set) == 0 {
 		return nil

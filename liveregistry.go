@@ -45,6 +45,8 @@ type liveRegistry struct {
 	a *Adapter
 	// maxRuns bounds the re-runs running at once.
 	maxRuns int
+	// liveCtx holds the values of every re-run's context: origin Live.
+	liveCtx context.Context
 	digests *digests
 
 	mu         sync.Mutex
@@ -148,6 +150,7 @@ func newLiveRegistry(a *Adapter) *liveRegistry {
 	return &liveRegistry{
 		a:           a,
 		maxRuns:     4 * runtime.GOMAXPROCS(0),
+		liveCtx:     middleware.WithOrigin(context.Background(), middleware.Live),
 		digests:     newDigests(),
 		queries:     make(map[queryKey]*query),
 		index:       newReadIndex(),

@@ -58,8 +58,8 @@ type conn struct {
 	// delivering, dropLater and notified. Lock order: the registry's
 	// mutex, then this.
 	mu    sync.Mutex
-	slots []outSlot // by sub.slot
-	queue []int32   // slots with a notification pending, oldest first
+	slots []*outSlot // by sub.slot
+	queue []int32    // slots with a notification pending, oldest first
 	// pending has bit i set when slot i is in queue.
 	pending    []uint64
 	delivering bool // a delivery goroutine is running

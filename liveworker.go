@@ -79,12 +79,12 @@ func (r *liveRegistry) nextLocked(j *job) bool {
 	}
 	var batch *runContext
 	if j.batched {
-		batch = newRunContext(len(j.qs))
+		batch = newRunContext(r.liveCtx, len(j.qs))
 	}
 	for _, q := range j.qs {
 		rc := batch
 		if rc == nil {
-			rc = newRunContext(1)
+			rc = newRunContext(r.liveCtx, 1)
 		}
 		q.state = runRunning
 		q.run = rc
@@ -107,7 +107,7 @@ func (r *liveRegistry) rerunOne(j *job, i int) {
 	c := q.key.cmd
 	rc.begin(r.a.cfg.rerunTimeout)
 	rc.call = middleware.Call{Command: c.name, Args: q.args, RawArgs: q.raw, Origin: middleware.Live}
-	res, err := c.invokeCall(rc, &rc.call)
+	res, err := c.handler(rc, &rc.call) // rc carries origin Live
 	rc.rec.close()
 	j.late[i] = rc.late()
 	rc.cancel()
