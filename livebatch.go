@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/mcplive/adapter/middleware"
 )
@@ -166,15 +167,13 @@ func rawArray(qs []*query) []byte {
 func (r *liveRegistry) rerunBatch(j *job) {
 	rc, n := j.rcs[0], len(j.qs)
 	c := j.qs[0].key.cmd
-	rc.begin(r.a.cfg.rerunTimeout)
+	rc.begin(time.Now(), r.a.cfg.rerunTimeout)
 	rc.rec.forBatch(n)
 	rc.call = middleware.Call{Command: c.name, Args: c.batch.args(j.qs), RawArgs: rawArray(j.qs), Origin: middleware.Live, Batch: n}
 	res, err := c.batchHandler(rc, &rc.call) // rc carries origin Live
 	rc.rec.close()
-	ended := rc.Err()
-	late := ended == context.DeadlineExceeded
-	rc.cancel()
-	if late {
+	_, ended := rc.end()
+	if ended == context.DeadlineExceeded {
 		for i := range j.late {
 			j.late[i] = true
 		}

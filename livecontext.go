@@ -48,11 +48,11 @@ func newRunContext(values context.Context, members int) *runContext {
 	return rc
 }
 
-// begin sets the deadline, timeout from now, as the run begins: a query of
-// a chunk waits for those before it without spending its time.
-func (rc *runContext) begin(timeout time.Duration) {
+// begin sets the deadline, timeout from start, as the run begins: a query
+// of a chunk waits for those before it without spending its time.
+func (rc *runContext) begin(start time.Time, timeout time.Duration) {
 	rc.mu.Lock()
-	rc.deadline = time.Now().Add(timeout)
+	rc.deadline = start.Add(timeout)
 	rc.mu.Unlock()
 }
 
@@ -123,7 +123,28 @@ func (rc *runContext) cancel() {
 	}
 }
 
-// late reports whether the run outlived its deadline.
-func (rc *runContext) late() bool {
-	return rc.Err() == context.DeadlineExceeded
+// end ends the context when its run has returned, as cancel does, and
+// returns the time, which the next run of a chunk begins at (a clock read
+// is a tenth of a trivial re-run on a virtual machine), and why the
+// context had ended before: context.DeadlineExceeded for a run that
+// outlived its deadline, context.Canceled for one cancelled, nil if it had
+// not.
+func (rc *runContext) end() (time.Time, error) {
+	now := time.Now()
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var err error
+	switch {
+	case rc.inner != nil:
+		err = rc.inner.Err()
+		rc.cancelInner()
+	case rc.err != nil:
+		err = rc.err
+	case !now.Before(rc.deadline):
+		err = context.DeadlineExceeded
+	}
+	if rc.err == nil {
+		rc.err = context.Canceled
+	}
+	return now, err
 }

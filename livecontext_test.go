@@ -14,12 +14,12 @@ import (
 func TestRunContext(t *testing.T) {
 	t.Run("deadline without Done", func(t *testing.T) {
 		rc := newRunContext(context.Background(), 1)
-		rc.begin(time.Millisecond)
+		rc.begin(time.Now(), time.Millisecond)
 		if err := rc.Err(); err != nil {
 			t.Fatalf("Err before the deadline: %v", err)
 		}
 		time.Sleep(2 * time.Millisecond)
-		if !rc.late() || !errors.Is(rc.Err(), context.DeadlineExceeded) {
+		if !errors.Is(rc.Err(), context.DeadlineExceeded) {
 			t.Fatalf("Err after the deadline: %v", rc.Err())
 		}
 		select {
@@ -27,10 +27,13 @@ func TestRunContext(t *testing.T) {
 		default:
 			t.Fatal("Done after the deadline is open")
 		}
+		if _, err := rc.end(); err != context.DeadlineExceeded {
+			t.Fatalf("end: %v", err)
+		}
 	})
 	t.Run("deadline with Done", func(t *testing.T) {
 		rc := newRunContext(context.Background(), 1)
-		rc.begin(5 * time.Millisecond)
+		rc.begin(time.Now(), 5*time.Millisecond)
 		if d, ok := rc.Deadline(); !ok || time.Until(d) > 5*time.Millisecond {
 			t.Fatalf("Deadline %v, %v", d, ok)
 		}
@@ -39,22 +42,25 @@ func TestRunContext(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("Done never closed")
 		}
-		if !rc.late() {
-			t.Fatalf("Err %v", rc.Err())
+		if _, err := rc.end(); err != context.DeadlineExceeded {
+			t.Fatalf("end: %v", err)
 		}
 	})
 	t.Run("cancel before Done", func(t *testing.T) {
 		rc := newRunContext(context.Background(), 1)
-		rc.begin(time.Hour)
+		rc.begin(time.Now(), time.Hour)
 		rc.cancel()
-		if !errors.Is(rc.Err(), context.Canceled) || rc.late() {
+		if !errors.Is(rc.Err(), context.Canceled) {
 			t.Fatalf("Err %v", rc.Err())
 		}
 		<-rc.Done()
+		if _, err := rc.end(); err != context.Canceled {
+			t.Fatalf("end: %v", err)
+		}
 	})
 	t.Run("a derived context ends with it", func(t *testing.T) {
 		rc := newRunContext(context.Background(), 1)
-		rc.begin(time.Hour)
+		rc.begin(time.Now(), time.Hour)
 		child, stop := context.WithCancel(context.WithValue(rc, struct{}{}, 1))
 		defer stop()
 		rc.cancel()
@@ -69,7 +75,7 @@ func TestRunContext(t *testing.T) {
 	})
 	t.Run("values", func(t *testing.T) {
 		rc := newRunContext(middleware.WithOrigin(context.Background(), middleware.Live), 1)
-		rc.begin(time.Hour)
+		rc.begin(time.Now(), time.Hour)
 		if middleware.OriginFrom(rc) != middleware.Live {
 			t.Fatal("no origin before Done")
 		}
@@ -80,6 +86,7 @@ func TestRunContext(t *testing.T) {
 	})
 	t.Run("reads", func(t *testing.T) {
 		rc := newRunContext(context.Background(), 1)
+		rc.begin(time.Now(), time.Hour)
 		Reads(rc, "b", "a")
 		ReadsAt(rc, 3, "c") // not a batch: the run's
 		rc.rec.close()

@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"context"
 	"slices"
 	"time"
 
@@ -49,8 +50,9 @@ func (r *liveRegistry) work() {
 		if j.batched {
 			r.rerunBatch(&j)
 		} else {
+			start := time.Now()
 			for i := range j.qs {
-				r.rerunOne(&j, i)
+				start = r.rerunOne(&j, i, start)
 			}
 		}
 		r.mu.Lock()
@@ -101,24 +103,25 @@ func (r *liveRegistry) nextLocked(j *job) bool {
 
 // rerunOne runs query i of the job alone, as origin Live, within the
 // re-run deadline (WithRerunTimeout). A run that outlives it counts as a
-// failure, logged and not applied, whatever it returned.
-func (r *liveRegistry) rerunOne(j *job, i int) {
+// failure, logged and not applied, whatever it returned. It begins at
+// start and returns when it ended.
+func (r *liveRegistry) rerunOne(j *job, i int, start time.Time) time.Time {
 	q, rc := j.qs[i], j.rcs[i]
 	c := q.key.cmd
-	rc.begin(r.a.cfg.rerunTimeout)
+	rc.begin(start, r.a.cfg.rerunTimeout)
 	rc.call = middleware.Call{Command: c.name, Args: q.args, RawArgs: q.raw, Origin: middleware.Live}
 	res, err := c.handler(rc, &rc.call) // rc carries origin Live
 	rc.rec.close()
-	j.late[i] = rc.late()
-	rc.cancel()
-	if j.late[i] {
+	now, ended := rc.end()
+	if j.late[i] = ended == context.DeadlineExceeded; j.late[i] {
 		r.logLate(j, i)
-		return
+		return now
 	}
 	j.outs[i] = r.outcomeOf(res, err, rc.rec.readSet(-1, c.reads, j.prev[i]))
 	if j.outs[i].err != nil {
 		r.logRerunError(q, j.outs[i].err)
 	}
+	return now
 }
 
 // finishLocked applies what the job learned to its queries, queues again
