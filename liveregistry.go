@@ -189,7 +189,9 @@ func (a *Adapter) initLive() {
 //
 // Changed never blocks: it only marks the affected queries, so it is cheap
 // to call after every write, and many calls in a burst cost at most one
-// more run of each query. A query that is running when its data changes
+// more run of each query. Re-runs run on goroutines of the adapter, at most
+// four per CPU (GOMAXPROCS) at once: give the database pool of live
+// commands as many connections. A query that is running when its data changes
 // runs once more after that run, so no change is missed. Call WaitIdle to
 // wait for the re-runs and deliveries.
 //
