@@ -11,8 +11,8 @@ import (
 
 // A runContext behaves as context.WithTimeout would, whether or not anyone
 // asked for Done before its end.
-func TestRunContext(t *testing.T) {
-	t.Run("deadline without Done", func(t *testing.T) {
+func TestRunContextDeadline(t *testing.T) {
+	t.Run("without Done", func(t *testing.T) {
 		rc := newRunContext(context.Background(), 1)
 		rc.begin(time.Now(), time.Millisecond)
 		if err := rc.Err(); err != nil {
@@ -31,7 +31,7 @@ func TestRunContext(t *testing.T) {
 			t.Fatalf("end: %v", err)
 		}
 	})
-	t.Run("deadline with Done", func(t *testing.T) {
+	t.Run("with Done", func(t *testing.T) {
 		rc := newRunContext(context.Background(), 1)
 		rc.begin(time.Now(), 5*time.Millisecond)
 		if d, ok := rc.Deadline(); !ok || time.Until(d) > 5*time.Millisecond {
@@ -46,7 +46,12 @@ func TestRunContext(t *testing.T) {
 			t.Fatalf("end: %v", err)
 		}
 	})
-	t.Run("cancel before Done", func(t *testing.T) {
+}
+
+// A runContext cancelled (its queries dropped, or Close) ends, and so do
+// the contexts derived from it.
+func TestRunContextCancel(t *testing.T) {
+	t.Run("before Done", func(t *testing.T) {
 		rc := newRunContext(context.Background(), 1)
 		rc.begin(time.Now(), time.Hour)
 		rc.cancel()
@@ -73,7 +78,11 @@ func TestRunContext(t *testing.T) {
 			t.Fatalf("derived Err %v", child.Err())
 		}
 	})
-	t.Run("values", func(t *testing.T) {
+}
+
+// A runContext carries the registry's values and the run's read recorder.
+func TestRunContextValues(t *testing.T) {
+	t.Run("origin", func(t *testing.T) {
 		rc := newRunContext(middleware.WithOrigin(context.Background(), middleware.Live), 1)
 		rc.begin(time.Now(), time.Hour)
 		if middleware.OriginFrom(rc) != middleware.Live {
