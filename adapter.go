@@ -131,6 +131,7 @@ func register[A, R any](a *Adapter, name, description string, fn func(context.Co
 	c.handler = a.chain(func(ctx context.Context, call *middleware.Call) (any, error) {
 		return c.call(ctx, call.Args)
 	})
+	a.chainBatch(c)
 
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -21,6 +21,7 @@ type commandConfig struct {
 	completers   map[string]Completer
 	title        string
 	noStructured bool
+	batch        batchDecl
 }
 
 // WithTitle gives the command a title: a short name for people, which
@@ -90,6 +91,10 @@ type command struct {
 	// middleware chain.
 	call    func(ctx context.Context, args any) (any, error)
 	handler middleware.Handler
+	// batch is the batch form of WithBatch, nil without one; batchHandler
+	// runs it through the middleware chain.
+	batch        *batchForm
+	batchHandler middleware.Handler
 }
 
 // listed reports whether the plain resource appears in resources/list.
@@ -123,6 +128,11 @@ func newCommand[A, R any](scheme, name, description string, live bool, opts []Co
 	}
 	if c.tool, err = newTool(c, reflect.TypeFor[R]()); err != nil {
 		return nil, fmt.Errorf("command %q: %w", name, err)
+	}
+	if cc.batch.fn != nil {
+		if c.batch, err = newBatchForm[A, R](name, live, cc.batch); err != nil {
+			return nil, err
+		}
 	}
 	switch {
 	case !live:
@@ -216,7 +226,6 @@ func (c *command) invoke(ctx context.Context, origin middleware.Origin, raw json
 // arguments already decoded (and validated) from raw. A live query decodes
 // once and re-runs with the same value.
 func (c *command) invokeDecoded(ctx context.Context, origin middleware.Origin, args any, raw json.RawMessage) (any, error) {
-	ctx = middleware.WithOrigin(ctx, origin)
 	call := &middleware.Call{
 		Command: c.name,
 		Args:    args,
@@ -226,7 +235,12 @@ func (c *command) invokeDecoded(ctx context.Context, origin middleware.Origin, a
 	if origin == middleware.Agent {
 		call.Session = sessionFrom(ctx)
 	}
-	return c.handler(ctx, call)
+	return c.invokeCall(ctx, call)
+}
+
+// invokeCall runs the command through the middleware chain with call.
+func (c *command) invokeCall(ctx context.Context, call *middleware.Call) (any, error) {
+	return c.handler(middleware.WithOrigin(ctx, call.Origin), call)
 }
 
 // Call runs the command named name with args (any value that encodes to

@@ -41,7 +41,7 @@ func (a *Adapter) Close(ctx context.Context) error {
 	if r.pub != nil {
 		r.pub.close()
 	}
-	settled := r.waitFor(ctx, func() bool { return r.workers == 0 && r.deliverers == 0 })
+	settled := r.waitFor(ctx, func() bool { return r.workers == 0 && r.deliverers.Load() == 0 })
 	if settled != nil {
 		r.cancelQueries()
 	}
@@ -73,7 +73,9 @@ func (r *liveRegistry) cancelQueries() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, q := range r.queries {
-		q.cancel()
+		if q.run != nil {
+			q.run.cancel()
+		}
 	}
 }
 
@@ -107,7 +109,7 @@ func (r *liveRegistry) endAll() []*stream {
 // waitGone waits until no goroutine of the registry is left.
 func (r *liveRegistry) waitGone(ctx context.Context) error {
 	err := r.waitFor(ctx, func() bool {
-		return r.workers == 0 && r.deliverers == 0 && (r.pub == nil || !r.pub.busy())
+		return r.workers == 0 && r.deliverers.Load() == 0 && (r.pub == nil || !r.pub.busy())
 	})
 	if err != nil {
 		return fmt.Errorf("adapter: Close: live work still under way: %w", err)

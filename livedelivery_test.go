@@ -258,7 +258,7 @@ func waitParked(t *testing.T, a *Adapter) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	r := a.live
-	if err := r.waitFor(ctx, func() bool { return r.workers == 0 && r.deliverers == 0 && len(r.runq) == 0 }); err != nil {
+	if err := r.waitFor(ctx, func() bool { return r.workers == 0 && r.deliverers.Load() == 0 && r.runq.n == 0 }); err != nil {
 		t.Fatalf("re-runs or deliveries still under way: %+v", a.LiveStats())
 	}
 }

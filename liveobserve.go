@@ -57,76 +57,105 @@ func (q *query) noteCauseLocked(ctx context.Context, key string, first bool) {
 	}
 }
 
-// rerunObservation is a re-run under an Observer's eyes; the zero value,
-// none. It is a value, kept by the worker that runs the query: observing
-// costs a re-run no allocation of the registry's.
+// rerunObservation is a re-run under an Observer's eyes: one query's, or
+// one batch's (livebatch.go); the zero value, none. It is a value, kept by
+// the worker that runs the job: observing costs a re-run no allocation of
+// the registry's.
 type rerunObservation struct {
 	obs Observer
 	ctx context.Context // the re-run's, as the Observer made it
 	o   Observation
 	cmd string
-	// ended is how the re-run went, taken under the registry's lock and
-	// told without it (report).
-	ended rerunEnd
-}
-
-// rerunEnd is how a re-run went.
-type rerunEnd struct {
-	outcome  Outcome
+	// How the re-run went, noted under the registry's lock (settleLocked)
+	// and told without it (report).
 	err      error
 	notified int
-	at       time.Time // when it queued the notifications
+	at       int64 // when it queued the notifications, in Unix nanoseconds
+	late     bool
+	applied  bool // at least one query was still there to apply it to
 }
 
-// observeRerun tells the Observer, if any, that q's re-run begins, and
-// returns the context it is to run in: q.ctx, or what the Observer made of
-// it. It runs without the registry's lock.
-func (r *liveRegistry) observeRerun(q *query, causes *rerunCauses) (context.Context, rerunObservation) {
+// observeRerun tells the Observer, if any, that a re-run of cmd begins,
+// for the causes of count queries (count > 1 for a batch), and returns the
+// context it is to run in: parent (the run context), or what the Observer
+// made of it. It runs without the registry's lock.
+func (r *liveRegistry) observeRerun(parent context.Context, cmd string, causes *rerunCauses, count int) (context.Context, rerunObservation) {
 	obs := r.a.cfg.observer
 	if obs == nil {
-		return q.ctx, rerunObservation{}
+		return parent, rerunObservation{}
 	}
-	op := Op{Kind: OpRerun, Command: q.key.cmd.name, Start: time.Now()}
+	op := Op{Kind: OpRerun, Command: cmd, Start: time.Now()}
+	if count > 1 {
+		op.Count = count
+	}
 	if causes != nil {
 		op.Keys, op.Causes = causes.keys, causes.ctxs
 	}
-	ctx, o := obs.Observe(q.ctx, op)
-	return ctx, rerunObservation{obs: obs, ctx: ctx, o: o, cmd: op.Command}
+	ctx, o := obs.Observe(parent, op)
+	return ctx, rerunObservation{obs: obs, ctx: ctx, o: o, cmd: cmd}
 }
 
-// settledLocked notes how q's re-run went, once settleLocked has applied
-// it and queued notified notifications, and returns ro, to be reported.
-// Without an Observer it returns none.
-func (ro rerunObservation) settledLocked(q *query, out outcome, late bool, notified int) rerunObservation {
+// mergeCauses adds the causes of another query of a batch to c, within the
+// bounds, and returns it.
+func mergeCauses(c, more *rerunCauses) *rerunCauses {
+	if more == nil {
+		return c
+	}
+	if c == nil {
+		c = &rerunCauses{}
+		c.keys = c.key[:0]
+	}
+	for _, k := range more.keys {
+		if len(c.keys) < MaxCauseKeys && !slices.Contains(c.keys, k) {
+			c.keys = append(c.keys, k)
+		}
+	}
+	for _, ctx := range more.ctxs {
+		if len(c.ctxs) < MaxCauses {
+			c.ctxs = append(c.ctxs, ctx)
+		}
+	}
+	return c
+}
+
+// settleLocked notes how the re-run went for q, once it was applied (or
+// not: late, or q dropped) and queued notified notifications. A batch's
+// observation is settled once per query.
+func (ro *rerunObservation) settleLocked(q *query, out outcome, late bool, notified int) {
 	if ro.o == nil {
-		return ro
+		return
 	}
-	e := rerunEnd{err: out.err, notified: notified, at: time.Unix(0, q.lastChange)}
-	switch {
-	case late:
-		e.outcome = OutcomeLate
-	case q.dropped:
-		e.outcome = OutcomeDropped
-	default:
-		e.outcome = rerunOutcome(out.err, notified > 0)
+	if ro.err == nil {
+		ro.err = out.err
 	}
-	ro.ended = e
-	return ro
+	ro.late = ro.late || late
+	ro.applied = ro.applied || !q.dropped
+	if notified > 0 {
+		ro.notified += notified
+		ro.at = q.lastChange
+	}
 }
 
 // report tells the Observer how the re-run went and, when it queued
-// notifications, of that batch, as a child of the re-run. It runs without
-// the registry's lock, and returns none (nothing left to report).
-func (ro rerunObservation) report() rerunObservation {
+// notifications, of that batch of notifications, as a child of the
+// re-run. It runs without the registry's lock, and leaves ro none.
+func (ro *rerunObservation) report() {
 	if ro.o == nil {
-		return ro
+		return
 	}
-	if e := ro.ended; e.notified > 0 {
-		_, n := ro.obs.Observe(ro.ctx, Op{Kind: OpNotify, Command: ro.cmd, Count: e.notified, Start: e.at})
+	if ro.notified > 0 {
+		_, n := ro.obs.Observe(ro.ctx, Op{Kind: OpNotify, Command: ro.cmd, Count: ro.notified, Start: time.Unix(0, ro.at)})
 		n.End(OutcomeOK, nil)
 	}
-	ro.o.End(ro.ended.outcome, ro.ended.err)
-	return rerunObservation{}
+	outcome := rerunOutcome(ro.err, ro.notified > 0)
+	switch {
+	case ro.late:
+		outcome = OutcomeLate
+	case !ro.applied:
+		outcome = OutcomeDropped
+	}
+	ro.o.End(outcome, ro.err)
+	*ro = rerunObservation{}
 }
 
 // LiveChanged returns a channel that is closed at the live registry's next

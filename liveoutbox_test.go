@@ -136,7 +136,7 @@ func TestLiveOutboxNeverEmpty(t *testing.T) {
 	for range 10_000 {
 		r.mu.Lock()
 		for _, sb := range subs {
-			r.enqueueLocked(sb)
+			r.enqueueLocked(subRef{sb: sb, c: c, slot: sb.slot})
 		}
 		r.mu.Unlock()
 		<-f.s.ch

@@ -42,57 +42,128 @@ import (
 // subscription's run (a plain tools/call or resources/read, or a context
 // the adapter did not make) it does nothing, so commands call it
 // unconditionally. Empty keys are ignored.
+//
+// In a batched re-run (WithBatch), Reads records keys that every argument
+// set of the batch read; ReadsAt records those of one.
 func Reads(ctx context.Context, keys ...string) {
 	if rec, ok := ctx.Value(readRecorderKey{}).(*readRecorder); ok {
-		rec.add(keys)
+		rec.add(-1, keys)
+	}
+}
+
+// ReadsAt records, inside the batch form of a live command (WithBatch), that
+// argument set i of the batch, args[i], read keys: it is what Reads is to a
+// single run. A batch function calls it for each argument set, with the
+// keys that set's own run would report, so that a later change re-runs only
+// the subscriptions it affects:
+//
+//	for i, a := range args {
+//		adapter.ReadsAt(ctx, i, fmt.Sprintf("customers/%d", a.ID))
+//	}
+//
+// Outside a batched re-run, and for an i out of the batch's range, it
+// records keys as Reads does, for the whole run: more re-runs, never fewer.
+// So a single form that calls its batch form with one argument set reports
+// what it read.
+func ReadsAt(ctx context.Context, i int, keys ...string) {
+	if rec, ok := ctx.Value(readRecorderKey{}).(*readRecorder); ok {
+		rec.add(i, keys)
 	}
 }
 
 type readRecorderKey struct{}
 
-// readRecorder collects the keys one run of a live query reports.
+// readRecorder collects the keys one run of a live query reports, or, for
+// a batched run, those of each of its argument sets.
 type readRecorder struct {
-	mu   sync.Mutex
-	keys []string
-	done bool // the run has returned; late reports are ignored
+	mu    sync.Mutex
+	keys  []string // read by the whole run
+	batch *batchReads
+	done  bool // the run has returned; late reports are ignored
+	// small is the first array of keys, so that a run that reads a key or
+	// two allocates nothing for it.
+	small [2]string
+}
+
+// batchReads is what a batched run's recorder keeps besides.
+type batchReads struct {
+	per     [][]string // read by argument set i alone
+	scratch []string   // where each set's read set is put together
+}
+
+// forBatch makes the recorder one of a batched run of n argument sets.
+func (r *readRecorder) forBatch(n int) {
+	r.batch = &batchReads{per: make([][]string, n)}
 }
 
 func withReadRecorder(ctx context.Context) (context.Context, *readRecorder) {
 	rec := &readRecorder{}
+	rec.keys = rec.small[:0]
 	return context.WithValue(ctx, readRecorderKey{}, rec), rec
 }
 
-func (r *readRecorder) add(keys []string) {
+// add records keys for argument set i, or for the whole run when i is not
+// one (-1 for Reads).
+func (r *readRecorder) add(i int, keys []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done {
 		return
 	}
+	dst := &r.keys
+	if b := r.batch; b != nil && i >= 0 && i < len(b.per) {
+		dst = &b.per[i]
+	}
 	for _, k := range keys {
 		if k != "" {
-			r.keys = append(r.keys, k)
+			*dst = append(*dst, k)
 		}
 	}
 }
 
-// finish closes the recorder and returns its keys and static, sorted and
-// without duplicates: the read set of the run.
+// finish closes the recorder of a single run and returns its keys and
+// static, sorted and without duplicates: the read set of the run.
 func (r *readRecorder) finish(static []string) []string {
+	r.close()
+	return r.readSet(-1, static, nil)
+}
+
+// close makes the recorder ignore what is reported from now on.
+func (r *readRecorder) close() {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.done = true
-	keys := r.keys
-	r.keys = nil
+	r.mu.Unlock()
+}
+
+// readSet returns, once the recorder is closed, the read set of argument
+// set i of a batch (-1 for a single run): the run's keys, i's and static,
+// sorted and without duplicates. When that equals prev, the read set a
+// query had, it returns prev itself, so that a re-run that read what it
+// read before allocates nothing for it.
+func (r *readRecorder) readSet(i int, static, prev []string) []string {
+	set := r.keys
+	if i >= 0 {
+		// The run's keys are every argument set's: put each set
+		// together apart from them.
+		set = append(append(r.batch.scratch[:0], r.keys...), r.batch.per[i]...)
+	}
 	for _, k := range static {
 		if k != "" {
-			keys = append(keys, k)
+			set = append(set, k)
 		}
 	}
-	if len(keys) == 0 {
+	if i >= 0 {
+		r.batch.scratch = set
+	}
+	if len(set) == 0 {
 		return nil
 	}
-	slices.Sort(keys)
-	return slices.Clip(slices.Compact(keys))
+	slices.Sort(set)
+	set = slices.Compact(set)
+	if slices.Equal(set, prev) {
+		return prev
+	}
+	return slices.Clone(set)
 }
 
 // tableOf returns the table a key belongs to: what precedes its first

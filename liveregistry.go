@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -31,7 +30,9 @@ import (
 // queue; a query already queued stays queued (bursts coalesce); a running
 // query is marked dirty and runs exactly once more when its run ends, so a
 // change that lands during a run is never lost. Worker goroutines drain the
-// queue, at most maxRuns at a time, and exist only while it is not empty.
+// queue, at most maxRuns at a time, and exist only while it is not empty
+// (liveworker.go). A worker takes the queries of a command with a batch
+// form together, and runs them in one call (livebatch.go).
 //
 // Delivery: when a run's digest differs from the query's, each subscription
 // of the query is queued in the outbox of its connection (liveoutbox.go).
@@ -44,6 +45,8 @@ type liveRegistry struct {
 	a *Adapter
 	// maxRuns bounds the re-runs running at once.
 	maxRuns int
+	// liveCtx holds the values of every re-run's context: origin Live.
+	liveCtx context.Context
 	digests *digests
 
 	mu         sync.Mutex
@@ -64,11 +67,14 @@ type liveRegistry struct {
 	// closed: Close has begun; nothing new is taken (lifecycle.go).
 	closed bool
 
-	runq       []*query // queries waiting for a worker, oldest first
-	workers    int      // worker goroutines alive
-	inflight   int      // re-runs running
-	deliverers int      // delivery goroutines alive
-	subs       int      // subscriptions held
+	runq     runQueue  // queries waiting for a worker (liverunq.go)
+	held     heldConns // outboxes waiting for the wave (liveburst.go)
+	workers  int       // worker goroutines alive
+	inflight int       // queries whose re-run is running
+	// deliverers counts the delivery goroutines alive. It grows under mu
+	// and shrinks without it (liveoutbox.go); the last to leave signals.
+	deliverers atomic.Int64
+	subs       int // subscriptions held
 	// changes counts the changes reported, so that a subscription whose
 	// first run overlapped one re-runs once to be sure of its baseline.
 	changes uint64
@@ -87,6 +93,14 @@ type liveRegistry struct {
 	// conns no longer held. Each conn counts its own (conn.notified), so
 	// that delivery goroutines on different cores share no counter.
 	notifiedGone uint64
+}
+
+// subRef is a subscription of a query, with what queueing its
+// notification needs at hand (liveoutbox.go).
+type subRef struct {
+	sb   *sub
+	c    *conn
+	slot int32
 }
 
 // queryKey identifies a query: a command and its canonical JSON arguments.
@@ -112,15 +126,17 @@ type query struct {
 	// reads is the read set of the last run, sorted, as filed in the index.
 	reads  []string
 	digest digest
-	subs   []*sub // each knows its index here (sub.qi)
+	subs   []subRef // each knows its index here (sub.qi)
 
 	state   runState
 	dirty   bool // changed while running: run once more
 	dropped bool // no subscribers left; out of the registry
-	// ctx is the context of its re-runs, cancelled when it is dropped so
-	// that a run in flight can stop early.
-	ctx    context.Context
-	cancel context.CancelFunc
+	// solo: run it alone, not in a batch, because the batch it was in
+	// failed as a whole (livebatch.go).
+	solo bool
+	// run is the context of its re-run while one is running, which is
+	// cancelled when the query is dropped so that the run can stop early.
+	run *runContext
 
 	// What LiveQueries and an Observer are told (liveobserve.go).
 	reruns     uint64
@@ -130,9 +146,7 @@ type query struct {
 }
 
 func newQuery(key queryKey, args any, raw json.RawMessage, out outcome) *query {
-	q := &query{key: key, args: args, raw: raw, reads: out.reads, digest: out.digest}
-	q.ctx, q.cancel = context.WithCancel(context.Background())
-	return q
+	return &query{key: key, args: args, raw: raw, reads: out.reads, digest: out.digest}
 }
 
 // outcome is what one run of a query learned.
@@ -146,6 +160,7 @@ func newLiveRegistry(a *Adapter) *liveRegistry {
 	return &liveRegistry{
 		a:           a,
 		maxRuns:     4 * runtime.GOMAXPROCS(0),
+		liveCtx:     middleware.WithOrigin(context.Background(), middleware.Live),
 		digests:     newDigests(),
 		queries:     make(map[queryKey]*query),
 		index:       newReadIndex(),
@@ -184,7 +199,9 @@ func (a *Adapter) initLive() {
 //
 // Changed never blocks: it only marks the affected queries, so it is cheap
 // to call after every write, and many calls in a burst cost at most one
-// more run of each query. A query that is running when its data changes
+// more run of each query. Re-runs run on goroutines of the adapter, at most
+// four per CPU (GOMAXPROCS) at once: give the database pool of live
+// commands as many connections. A query that is running when its data changes
 // runs once more after that run, so no change is missed. Call WaitIdle to
 // wait for the re-runs and deliveries.
 //
@@ -265,146 +282,37 @@ func (r *liveRegistry) scheduleLocked(q *query) {
 	case q.state == runRunning:
 		q.dirty = true
 	case q.state == runIdle:
-		q.state = runQueued
-		r.runq = append(r.runq, q)
-		if r.workers < r.maxRuns {
-			r.workers++
-			go r.work()
-		}
+		r.queueLocked(q)
 	}
 }
 
-// work re-runs queued queries until the queue is empty.
-func (r *liveRegistry) work() {
-	// observer: a re-run the Observer is told of once the lock is
-	// released next, and before the worker leaves (liveobserve.go).
-	var told rerunObservation
-	r.mu.Lock()
-	for {
-		q := r.nextRunLocked()
-		if q == nil {
-			if told.o == nil {
-				break
-			}
-			r.mu.Unlock()
-			told = told.report()
-			r.mu.Lock()
-			continue
-		}
-		q.state = runRunning
-		r.inflight++
-		before := r.changes
-		causes := q.causes // observer: what made it run
-		q.causes = nil
-		r.mu.Unlock()
-
-		told = told.report()
-		ctx, o := r.observeRerun(q, causes)
-		out, late := r.rerun(ctx, q)
-
-		r.mu.Lock()
-		r.reruns++
-		r.inflight--
-		q.state = runIdle
-		q.reruns++
-		notified := r.settleLocked(q, out, late, before)
-		told = o.settledLocked(q, out, late, notified)
+// queueLocked puts q, idle, in the run queue, and starts a worker unless
+// maxRuns are alive.
+func (r *liveRegistry) queueLocked(q *query) {
+	q.state = runQueued
+	r.runq.push(q)
+	if r.workers < r.maxRuns {
+		r.workers++
+		go r.work()
 	}
-	r.workers--
-	r.signalLocked()
-	r.mu.Unlock()
 }
 
-// settleLocked makes what q's re-run found its state, unless q was dropped
-// meanwhile, and queues it once more when a change came during the run. It
-// returns how many subscriptions it queued a notification for.
-func (r *liveRegistry) settleLocked(q *query, out outcome, late bool, before uint64) (notified int) {
-	if q.dropped {
-		return 0
-	}
-	switch {
-	case late:
-		// Its result says nothing: keep the query as it was, and run it
-		// again on the next change.
-		r.late++
-	default:
-		// q is filed under the keys its previous run read until
-		// applyLocked refiles it. A change during this run to a key only
-		// this run read found nothing to mark dirty: run once more to be
-		// sure it is seen.
-		if r.changes != before && !slices.Equal(q.reads, out.reads) {
-			q.dirty = true
-		}
-		if r.applyLocked(q, out) {
-			notified = len(q.subs)
-		}
-	}
-	if q.dirty && !r.closed {
-		q.dirty = false
-		q.state = runQueued
-		r.runq = append(r.runq, q)
-	}
-	return notified
-}
-
-// rerun runs q once, as origin Live, within the re-run deadline
-// (WithRerunTimeout), in ctx (q.ctx, or what an Observer made of it). late
-// reports a run that outlived the deadline: whatever it returned counts as
-// a failure, logged and not applied.
-func (r *liveRegistry) rerun(ctx context.Context, q *query) (out outcome, late bool) {
-	ctx, cancel := context.WithTimeout(ctx, r.a.cfg.rerunTimeout)
-	defer cancel()
-	start := time.Now()
-	out = r.run(ctx, q.key.cmd, q.args, q.raw, middleware.Live)
-	if late = errors.Is(ctx.Err(), context.DeadlineExceeded); late {
-		r.a.logger.Warn("adapter: live re-run outlived its deadline; it runs again on the next change",
-			"command", q.key.cmd.name, "arguments", q.key.args,
-			"deadline", r.a.cfg.rerunTimeout, "took", time.Since(start))
-		return out, true
-	}
-	if out.err != nil {
-		r.logRerunError(q, out.err)
-	}
-	return out, false
-}
-
-// nextRunLocked takes the oldest query of the run queue, skipping those
-// dropped while they waited; nil when the queue is empty.
-func (r *liveRegistry) nextRunLocked() *query {
-	if r.closed {
-		// Close lets the runs under way finish and starts no other.
-		for _, q := range r.runq {
-			q.state = runIdle
-		}
-		r.runq = nil
-		return nil
-	}
-	for len(r.runq) > 0 {
-		q := r.runq[0]
-		r.runq[0] = nil
-		r.runq = r.runq[1:]
-		if len(r.runq) == 0 {
-			r.runq = nil
-		}
-		if !q.dropped {
-			return q
-		}
-		q.state = runIdle
-	}
-	return nil
-}
-
-// run runs c once with args and learns its read set and digest. The
-// digest of a failure is that of its message, so that a query that starts
-// or stops failing counts as changed.
+// run runs c once with args, as origin, and learns its read set and
+// digest: the first run of a subscription.
 func (r *liveRegistry) run(ctx context.Context, c *command, args any, raw json.RawMessage, origin middleware.Origin) outcome {
 	ctx, rec := withReadRecorder(ctx)
 	res, err := c.invokeDecoded(ctx, origin, args, raw)
-	var out outcome
+	return r.outcomeOf(res, err, rec.finish(c.reads))
+}
+
+// outcomeOf is the outcome of a run that returned res and err and read
+// reads. The digest of a failure is that of its message, so that a query
+// that starts or stops failing counts as changed.
+func (r *liveRegistry) outcomeOf(res any, err error, reads []string) outcome {
+	out := outcome{reads: reads}
 	if err == nil {
 		out.digest, err = r.digests.ofResult(res)
 	}
-	out.reads = rec.finish(c.reads)
 	if err != nil {
 		out.err = err
 		out.digest = r.digests.ofError(err)
@@ -414,7 +322,8 @@ func (r *liveRegistry) run(ctx context.Context, c *command, args any, raw json.R
 
 // applyLocked makes out, a run's outcome, the state of q: it refiles q
 // under its new read set and, when the result differs, queues a
-// notification for each of its subscriptions and reports true.
+// notification for each of its subscriptions and reports true (the caller
+// notes when, in q.lastChange: one clock read per job).
 func (r *liveRegistry) applyLocked(q *query, out outcome) (changed bool) {
 	if !slices.Equal(q.reads, out.reads) {
 		r.index.remove(q, q.reads)
@@ -425,7 +334,6 @@ func (r *liveRegistry) applyLocked(q *query, out outcome) (changed bool) {
 		return false
 	}
 	q.digest = out.digest
-	q.lastChange = time.Now().UnixNano()
 	for _, s := range q.subs {
 		r.enqueueLocked(s)
 	}
@@ -438,7 +346,12 @@ func (r *liveRegistry) dropQueryLocked(q *query) {
 	q.dropped = true
 	delete(r.queries, q.key)
 	r.index.remove(q, q.reads)
-	q.cancel()
+	if rc := q.run; rc != nil {
+		// A batch runs on for the queries it still has.
+		if rc.members--; rc.members == 0 {
+			rc.cancel()
+		}
+	}
 }
 
 // logRerunError logs a re-run that failed for a reason of the server's. A

@@ -63,7 +63,8 @@ type LiveStats struct {
 	// URI is not queued twice.
 	Pending int
 	// Delivering counts the sessions whose delivery goroutine is running,
-	// each holding at most one notification on its way to mcp-go.
+	// each holding the notifications it took from its outbox at once on
+	// their way to mcp-go: at most one per subscription of the session.
 	Delivering int
 	// Running counts queries whose re-run is running or queued.
 	Running int
@@ -102,7 +103,7 @@ func (r *liveRegistry) statsLocked() LiveStats {
 	pending, notified := 0, r.notifiedGone
 	for _, c := range r.conns {
 		c.mu.Lock()
-		pending += len(c.queue) - c.head
+		pending += len(c.queue)
 		notified += c.notified
 		c.mu.Unlock()
 	}
@@ -111,8 +112,8 @@ func (r *liveRegistry) statsLocked() LiveStats {
 		Queries:       len(r.queries),
 		Sessions:      len(r.conns),
 		Pending:       pending,
-		Delivering:    r.deliverers,
-		Running:       len(r.runq) + r.inflight,
+		Delivering:    int(r.deliverers.Load()),
+		Running:       r.runq.n + r.inflight,
 		Reruns:        r.reruns,
 		Notified:      notified,
 		Late:          r.late,
@@ -124,16 +125,16 @@ func (r *liveRegistry) statsLocked() LiveStats {
 // idleLocked reports whether no goroutine of the registry is at work and
 // no notification waits. An outbox that is not empty has its delivery
 // goroutine (enqueueLocked starts it, and it leaves only with the outbox
-// empty, both under r.mu), except the outbox of a session served on GET
+// empty, both under the conn's mutex), except the outbox of a session served on GET
 // streams while it has none open (liveoutbox.go): those are looked at one
 // by one, and there are as many as legacy HTTP sessions subscribe.
 func (r *liveRegistry) idleLocked() bool {
-	if r.workers != 0 || r.deliverers != 0 || len(r.runq) != 0 || r.pub != nil && r.pub.busy() {
+	if r.workers != 0 || r.deliverers.Load() != 0 || r.runq.n != 0 || len(r.held.conns) != 0 || r.pub != nil && r.pub.busy() {
 		return false
 	}
 	for _, c := range r.streamConns {
 		c.mu.Lock()
-		waiting := c.head < len(c.queue)
+		waiting := len(c.queue) > 0
 		c.mu.Unlock()
 		if waiting {
 			return false

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -41,19 +43,31 @@ type conn struct {
 	legacy  *stream              // resources/subscribe, made on first use
 	// n counts the subscriptions held and those being made, for the cap.
 	n int
+	// held: its notifications wait for the re-run wave (liveburst.go).
+	held bool
 	// streamID, when not "", is the ID of a legacy Streamable HTTP session
 	// served through HTTPHandler: its notifications go to the session's GET
 	// stream (httpstream.go), not to its channel.
 	streamID string
 
-	// mu guards the outbox: queue, delivering, notified, and sub.pending
-	// of the conn's subscriptions. Lock order: the registry's mutex, then
-	// this.
-	mu         sync.Mutex
-	queue      []*sub // subscriptions with a notification pending, from head
-	head       int
-	delivering bool   // a delivery goroutine is running
-	notified   uint64 // notifications handed to the session
+	// nextSlot and freeSlots hand out the slots of its subscriptions
+	// (sub.slot), by which the outbox knows those pending.
+	nextSlot  int32
+	freeSlots []int32
+
+	// mu guards the outbox (liveoutbox.go): slots, queue, pending,
+	// delivering, dropLater and notified. Lock order: the registry's
+	// mutex, then this.
+	mu    sync.Mutex
+	slots []*outSlot // by sub.slot
+	queue []int32    // slots with a notification pending, oldest first
+	// pending has bit i set when slot i is in queue.
+	pending    []uint64
+	delivering bool // a delivery goroutine is running
+	// dropLater: the registry would have forgotten the conn but for its
+	// delivery goroutine, which does it as it leaves.
+	dropLater bool
+	notified  uint64 // notifications handed to the session
 }
 
 type stream struct {
@@ -78,17 +92,16 @@ type stream struct {
 }
 
 type sub struct {
-	uri     string
-	q       *query
-	st      *stream
-	qi      int  // index in q.subs
-	pending bool // in its conn's outbox (guarded by conn.mu)
-	gone    bool
+	uri  string
+	q    *query
+	st   *stream
+	qi   int   // index in q.subs
+	slot int32 // its place among its conn's (liveoutbox.go)
+	// gone: ended. Set under the registry's mutex, and read without it by
+	// delivery on GET streams, which queues again only what did not end.
+	gone atomic.Bool
 	// client is the key of the client holding it, for the client cap.
 	client string
-	// fields are the params of its notification, made at the first
-	// delivery (see sub.notification).
-	fields map[string]any
 }
 
 // connLocked returns the conn of session, making it when there is none.
@@ -104,10 +117,14 @@ func (r *liveRegistry) connLocked(session server.ClientSession) *conn {
 // maybeDropConnLocked forgets c once it holds nothing: no subscription, no
 // stream and no delivery under way.
 func (r *liveRegistry) maybeDropConnLocked(c *conn) {
+	if c.n > 0 || len(c.streams) > 0 || r.conns[c.session] != c {
+		return
+	}
 	c.mu.Lock()
 	delivering, notified := c.delivering, c.notified
+	c.dropLater = delivering
 	c.mu.Unlock()
-	if c.n > 0 || len(c.streams) > 0 || delivering || r.conns[c.session] != c {
+	if delivering {
 		return
 	}
 	delete(r.conns, c.session)
@@ -232,10 +249,13 @@ func (r *liveRegistry) fileLocked(s *stream, rs *readState, args any, out outcom
 		// that every subscriber knows the query's digest: the newcomer
 		// from its own run, the others from the notification applyLocked
 		// queues when it differs from what they last heard.
-		r.applyLocked(q, out)
+		if r.applyLocked(q, out) {
+			q.lastChange = time.Now().UnixNano()
+		}
 	}
 	sb := &sub{uri: rs.uri, q: q, st: s, qi: len(q.subs), client: client}
-	q.subs = append(q.subs, sb)
+	s.c.takeSlotLocked(sb)
+	q.subs = append(q.subs, subRef{sb: sb, c: s.c, slot: sb.slot})
 	s.subs[rs.uri] = sb
 	r.subs++
 	if r.changes != before {
@@ -267,22 +287,22 @@ func (r *liveRegistry) releaseClientLocked(client string) {
 // removeSubLocked ends one subscription, and its query when it was the
 // last subscriber.
 func (r *liveRegistry) removeSubLocked(sb *sub) {
-	if sb.gone {
+	if sb.gone.Load() {
 		return
 	}
-	sb.gone = true
+	sb.gone.Store(true)
 	q := sb.q
 	last := len(q.subs) - 1
 	moved := q.subs[last]
 	q.subs[sb.qi] = moved
-	moved.qi = sb.qi
-	q.subs[last] = nil
+	moved.sb.qi = sb.qi
+	q.subs[last] = subRef{}
 	q.subs = q.subs[:last]
 	delete(sb.st.subs, sb.uri)
 	sb.st.c.n--
 	r.releaseClientLocked(sb.client)
 	r.subs--
-	r.dequeueLocked(sb)
+	sb.st.c.releaseSlotLocked(sb)
 	if len(q.subs) == 0 {
 		r.dropQueryLocked(q)
 	}

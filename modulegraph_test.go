@@ -46,7 +46,7 @@ func moduleGraph(t *testing.T, goCmd, root, imp string) []string {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
-		"go.mod": "module example.com/consumer\n\ngo 1.25.5\n\nrequire github.com/mcplive/adapter v0.0.0\n\nreplace github.com/mcplive/adapter => " + root + "\n",
+		"go.mod":  "module example.com/consumer\n\ngo 1.25.5\n\nrequire github.com/mcplive/adapter v0.0.0\n\nreplace github.com/mcplive/adapter => " + root + "\n",
 		"main.go": "package main\n\n" + imp + "\n\nfunc main() {}\n",
 	}
 	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))

@@ -153,7 +153,8 @@ func WithClientKey(key func(ctx context.Context, call *middleware.Call) string) 
 // (DefaultRerunTimeout by default): its context ends after d. A re-run
 // still running then counts as failed, whatever it returns: it is logged,
 // its subscribers hear nothing, and the query runs again on the next
-// change. Reads and first runs of subscriptions are bounded by their
+// change. A batched re-run (WithBatch) is bounded as a whole, and all its
+// argument sets count as late. Reads and first runs of subscriptions are bounded by their
 // request instead, as any tools/call is.
 func WithRerunTimeout(d time.Duration) Option {
 	return func(c *config) { c.rerunTimeout = d }

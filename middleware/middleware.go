@@ -95,6 +95,12 @@ type Call struct {
 	// calls of origin App and Live. On stateless Streamable HTTP
 	// (protocol 2026-07-28) it is a short-lived session without an ID.
 	Session server.ClientSession
+	// Batch is, for a batched re-run of a live query (the batch form of
+	// adapter.WithBatch, origin Live), the number of argument sets the
+	// call carries: Args is then a slice of that many argument values,
+	// and RawArgs the JSON array of their canonical arguments. It is 0
+	// for every other call.
+	Batch int
 	// Completion is set when the call is a completion/complete of one of
 	// the command's template variables rather than a run of the command:
 	// Args and RawArgs are then nil. It passes the chain so that

@@ -21,8 +21,12 @@ func register(a *adapter.Adapter, st *store) {
 	// Live commands are read-only. Each is a tool; those whose arguments
 	// are all scalars are also a URI template an agent can read and watch.
 	adapter.Live(a, "customers_index", "A page of customers, searched and sorted.", s.index)
-	adapter.Live(a, "customers_show", "One customer, by id.", s.show)
-	adapter.Live(a, "orders_between", "The orders placed between two days (inclusive), with their total.", s.ordersBetween)
+	// A change to customers re-runs every watched customers_show, and a
+	// change to orders every watched orders_between: their batch forms
+	// answer all of those in one query (batch.go).
+	adapter.Live(a, "customers_show", "One customer, by id.", s.show, adapter.WithBatch(s.showMany))
+	adapter.Live(a, "orders_between", "The orders placed between two days (inclusive), with their total.",
+		s.ordersBetween, adapter.WithBatch(s.ordersBetweenMany))
 	// Exporting everything is something a person should approve, so it is
 	// a tool only: a read or a subscription cannot ask anyone. It reads the
 	// same table whatever its arguments, so it says so once, statically.
@@ -93,10 +97,15 @@ func (s *shop) show(ctx context.Context, args ShowArgs) (Customer, error) {
 	adapter.Reads(ctx, customerKey(args.ID))
 	c, err := s.st.customer(ctx, args.ID)
 	if errors.Is(err, sql.ErrNoRows) {
-		// ErrNotFound makes a read answer "resource not found".
-		return Customer{}, fmt.Errorf("customer %d: %w", args.ID, adapter.ErrNotFound)
+		return Customer{}, customerNotFound(args.ID)
 	}
 	return c, err
+}
+
+// customerNotFound is the error of customers_show for a customer that does
+// not exist. ErrNotFound makes a read answer "resource not found".
+func customerNotFound(id int64) error {
+	return fmt.Errorf("customer %d: %w", id, adapter.ErrNotFound)
 }
 
 // OrdersResult is the answer of orders_between.
@@ -112,11 +121,16 @@ func (s *shop) ordersBetween(ctx context.Context, args OrdersBetweenArgs) (Order
 	if err != nil {
 		return OrdersResult{}, err
 	}
+	return ordersResult(orders), nil
+}
+
+// ordersResult totals orders.
+func ordersResult(orders []Order) OrdersResult {
 	res := OrdersResult{Orders: orders, Count: len(orders)}
 	for _, o := range orders {
 		res.TotalAmountCents += o.AmountCents
 	}
-	return res, nil
+	return res
 }
 
 // CustomerList is the answer of customers_export and customers_by_ids.

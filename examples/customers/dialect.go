@@ -139,6 +139,16 @@ func (d *dialect) rebind(query string) string {
 	return b.String()
 }
 
+// typed is a placeholder whose value the query uses as sqlType: PostgreSQL
+// needs the type where nothing else gives it (in a VALUES list), SQLite
+// takes values as they come.
+func (d *dialect) typed(sqlType string) string {
+	if !d.dollar {
+		return "?"
+	}
+	return "?::" + sqlType
+}
+
 // asText scans a date or time column into *dst as text in layout: SQLite
 // returns the ISO-8601 text it stores, PostgreSQL a time.Time.
 func asText(dst *string, layout string) sql.Scanner {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 
 	"github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver for database/sql
@@ -78,6 +79,10 @@ func openPostgres(ctx context.Context, url string) (*store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open PostgreSQL: %w", err)
 	}
+	// Keep open as many connections as the adapter runs re-runs at once
+	// (Adapter.Changed), rather than database/sql's 2: after a change, the
+	// re-runs beyond 2 would each open a connection and close it again.
+	db.SetMaxIdleConns(4 * runtime.GOMAXPROCS(0))
 	st := &store{db: db, d: postgresDialect}
 	if err := st.requireUTF8(ctx); err != nil {
 		db.Close()

@@ -128,6 +128,17 @@ func TestPostgresMatchesSQLite(t *testing.T) {
 	}
 }
 
+// The batch forms answer as the commands do on PostgreSQL too, whose
+// VALUES list needs its types.
+func TestPostgresBatchFormsMatch(t *testing.T) {
+	st, err := openPostgres(t.Context(), pgtest.StartShared(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	checkBatchFormsMatch(t, &shop{st: st})
+}
+
 // Instances that start together on an empty database seed it once.
 func TestPostgresInstancesStartTogether(t *testing.T) {
 	url := pgtest.StartShared(t)

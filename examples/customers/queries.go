@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -178,6 +179,52 @@ func (s *store) ordersBetween(ctx context.Context, from, to, status string) ([]O
 		return nil, fmt.Errorf("read orders: %w", err)
 	}
 	return orders, nil
+}
+
+// orderRange is one range of ordersBetweenMany: the arguments of
+// ordersBetween.
+type orderRange struct {
+	From, To, Status string
+}
+
+// ordersBetweenMany returns, for each range, what ordersBetween would, in
+// one query: the ranges are the rows of a VALUES list, each with its index,
+// joined with the orders they hold.
+func (s *store) ordersBetweenMany(ctx context.Context, ranges []orderRange) ([][]Order, error) {
+	rows := make([]string, len(ranges))
+	params := make([]any, 0, 3*len(ranges))
+	for i, r := range ranges {
+		// The index is the loop's, never input; the values are parameters.
+		rows[i] = fmt.Sprintf("(%d, %s, %s, %s)", i, s.d.typed("date"), s.d.typed("date"), s.d.typed("text"))
+		params = append(params, r.From, r.To, r.Status)
+	}
+	res, err := s.db.QueryContext(ctx,
+		s.d.rebind(`WITH ranges (i, from_day, to_day, status) AS (VALUES `+strings.Join(rows, ", ")+`)
+		 SELECT ranges.i, o.id, o.customer_id, o.amount_cents, o.status, o.placed_on
+		 FROM ranges JOIN orders o ON o.placed_on BETWEEN ranges.from_day AND ranges.to_day
+		  AND (ranges.status = '' OR o.status = ranges.status)
+		 ORDER BY ranges.i, o.placed_on, o.id`),
+		params...)
+	if err != nil {
+		return nil, fmt.Errorf("orders of %d ranges: %w", len(ranges), err)
+	}
+	defer res.Close()
+	lists := make([][]Order, len(ranges))
+	for i := range lists {
+		lists[i] = []Order{}
+	}
+	for res.Next() {
+		var i int
+		var o Order
+		if err := res.Scan(&i, &o.ID, &o.CustomerID, &o.AmountCents, &o.Status, asText(&o.PlacedOn, time.DateOnly)); err != nil {
+			return nil, fmt.Errorf("scan order: %w", err)
+		}
+		lists[i] = append(lists[i], o)
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("read orders: %w", err)
+	}
+	return lists, nil
 }
 
 // createCustomer inserts a customer and returns it. A taken email is

@@ -1,0 +1,82 @@
+package adapter
+
+import "time"
+
+// Bursts: notifications wait for the re-run wave they belong to.
+//
+// A change that re-runs many queries notifies their subscribers one re-run
+// at a time. Handed over as they come, a session's notifications would
+// trickle in, and each would start its connection's delivery goroutine
+// again and wake its transport again: on the fan-out benchmark, fifteen
+// hundred goroutines an op for 157 sessions. So while re-runs are running
+// or queued (a wave), a connection whose outbox was empty holds its
+// notifications, and its delivery starts when the wave ends, or when its
+// outbox holds holdBurst of them, or holdMax after the first was held,
+// whichever comes first: one burst per session and wave, most of the time,
+// and never more than holdMax late for the wave.
+//
+// Outside a wave (the last re-run of one, or a subscription's first run
+// that differs from a shared query's state) delivery starts at once.
+
+const (
+	// holdBurst is how many notifications a held outbox fills before it
+	// is delivered anyway: enough for a burst, and well within mcp-go's
+	// channel of 100.
+	holdBurst = 32
+	// holdMax bounds how long a notification is held while the wave goes
+	// on.
+	holdMax = 5 * time.Millisecond
+)
+
+// heldConns are the connections whose notifications wait for the wave.
+type heldConns struct {
+	conns []*conn
+	// timer flushes them holdMax after the first was held; made once and
+	// reset.
+	timer *time.Timer
+}
+
+// waveLocked reports whether re-runs are running or waiting.
+func (r *liveRegistry) waveLocked() bool {
+	return r.inflight > 0 || r.runq.n > 0
+}
+
+// holdLocked makes c wait for the wave.
+func (r *liveRegistry) holdLocked(c *conn) {
+	c.held = true
+	r.held.conns = append(r.held.conns, c)
+	if len(r.held.conns) > 1 {
+		return
+	}
+	if r.held.timer == nil {
+		r.held.timer = time.AfterFunc(holdMax, r.flushHeld)
+	} else {
+		r.held.timer.Reset(holdMax)
+	}
+}
+
+func (r *liveRegistry) flushHeld() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.flushHeldLocked()
+}
+
+// flushHeldLocked starts the delivery of every held connection.
+func (r *liveRegistry) flushHeldLocked() {
+	if len(r.held.conns) == 0 {
+		return
+	}
+	r.held.timer.Stop() // when it already fired, its flush finds nothing
+	for i, c := range r.held.conns {
+		r.held.conns[i] = nil
+		c.held = false
+		c.mu.Lock()
+		start := !c.delivering && len(c.queue) > 0 && r.canDeliver(c)
+		c.delivering = c.delivering || start
+		c.mu.Unlock()
+		if start {
+			r.startDelivery(c)
+		}
+	}
+	r.held.conns = r.held.conns[:0]
+}

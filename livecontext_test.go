@@ -1,0 +1,132 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/mcplive/adapter/middleware"
+)
+
+// A runContext behaves as context.WithTimeout would, whether or not anyone
+// asked for Done before its end.
+func TestRunContextDeadline(t *testing.T) {
+	t.Run("without Done", func(t *testing.T) {
+		rc := newRunContext(context.Background(), 1)
+		rc.begin(time.Now(), time.Millisecond)
+		if err := rc.Err(); err != nil {
+			t.Fatalf("Err before the deadline: %v", err)
+		}
+		time.Sleep(2 * time.Millisecond)
+		if !errors.Is(rc.Err(), context.DeadlineExceeded) {
+			t.Fatalf("Err after the deadline: %v", rc.Err())
+		}
+		select {
+		case <-rc.Done(): // made now, closed at once
+		default:
+			t.Fatal("Done after the deadline is open")
+		}
+		if _, err := rc.end(); err != context.DeadlineExceeded {
+			t.Fatalf("end: %v", err)
+		}
+	})
+	t.Run("with Done", func(t *testing.T) {
+		rc := newRunContext(context.Background(), 1)
+		rc.begin(time.Now(), 5*time.Millisecond)
+		if d, ok := rc.Deadline(); !ok || time.Until(d) > 5*time.Millisecond {
+			t.Fatalf("Deadline %v, %v", d, ok)
+		}
+		select {
+		case <-rc.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatal("Done never closed")
+		}
+		if _, err := rc.end(); err != context.DeadlineExceeded {
+			t.Fatalf("end: %v", err)
+		}
+	})
+}
+
+// A runContext cancelled (its queries dropped, or Close) ends, and so do
+// the contexts derived from it.
+func TestRunContextCancel(t *testing.T) {
+	t.Run("before Done", func(t *testing.T) {
+		rc := newRunContext(context.Background(), 1)
+		rc.begin(time.Now(), time.Hour)
+		rc.cancel()
+		if !errors.Is(rc.Err(), context.Canceled) {
+			t.Fatalf("Err %v", rc.Err())
+		}
+		<-rc.Done()
+		if _, err := rc.end(); err != context.Canceled {
+			t.Fatalf("end: %v", err)
+		}
+	})
+	t.Run("a derived context ends with it", func(t *testing.T) {
+		rc := newRunContext(context.Background(), 1)
+		rc.begin(time.Now(), time.Hour)
+		child, stop := context.WithCancel(context.WithValue(rc, struct{}{}, 1))
+		defer stop()
+		rc.cancel()
+		select {
+		case <-child.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatal("the derived context did not end")
+		}
+		if !errors.Is(child.Err(), context.Canceled) {
+			t.Fatalf("derived Err %v", child.Err())
+		}
+	})
+}
+
+// A runContext carries the registry's values and the run's read recorder.
+func TestRunContextValues(t *testing.T) {
+	t.Run("origin", func(t *testing.T) {
+		rc := newRunContext(middleware.WithOrigin(context.Background(), middleware.Live), 1)
+		rc.begin(time.Now(), time.Hour)
+		if middleware.OriginFrom(rc) != middleware.Live {
+			t.Fatal("no origin before Done")
+		}
+		_ = rc.Done() // makes the inner context
+		if middleware.OriginFrom(rc) != middleware.Live {
+			t.Fatal("no origin after Done")
+		}
+	})
+	t.Run("reads", func(t *testing.T) {
+		rc := newRunContext(context.Background(), 1)
+		rc.begin(time.Now(), time.Hour)
+		Reads(rc, "b", "a")
+		ReadsAt(rc, 3, "c") // not a batch: the run's
+		rc.rec.close()
+		Reads(rc, "late")
+		if got := rc.rec.readSet(-1, []string{"s"}, nil); len(got) != 4 || got[0] != "a" || got[3] != "s" {
+			t.Fatalf("read set %v", got)
+		}
+	})
+}
+
+// A batch's read sets are each argument set's own keys with the batch's
+// shared ones; a read set equal to the previous one is that one, not a
+// copy.
+func TestBatchReadSet(t *testing.T) {
+	rc := newRunContext(context.Background(), 3)
+	rc.rec.forBatch(3)
+	Reads(rc, "shared")
+	ReadsAt(rc, 0, "items/1")
+	ReadsAt(rc, 2, "items/3", "items/3")
+	ReadsAt(rc, 7, "everyone") // out of range: every set's
+	rc.rec.close()
+	prev := []string{"everyone", "items/1", "shared", "static"}
+	first := rc.rec.readSet(0, []string{"static"}, prev)
+	if &first[0] != &prev[0] {
+		t.Errorf("read set %v equal to the previous one was copied", first)
+	}
+	if got := rc.rec.readSet(1, nil, nil); len(got) != 2 || got[0] != "everyone" || got[1] != "shared" {
+		t.Errorf("set 1 read %v", got)
+	}
+	got := rc.rec.readSet(2, nil, prev)
+	if len(got) != 3 || got[1] != "items/3" {
+		t.Errorf("set 2 read %v", got)
+	}
+}

@@ -1,0 +1,200 @@
+package adapter
+
+import (
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// The delivery goroutine of a connection empties its outbox
+// (liveoutbox.go) into the session, a whole outbox at a time: it takes the
+// outbox under one lock and hands the notifications over outside it. A
+// subscription it took is pending no more, so that a change from then on
+// queues a notification again. It gives up a notification when its listen
+// stream ends (the request's context) or its session unregisters
+// (conn.done), and exits as soon as the outbox is empty, without the
+// registry's mutex, which the re-runs contend for, unless the connection
+// is to be forgotten.
+
+// startDelivery starts the delivery goroutine of c, marked delivering.
+func (r *liveRegistry) startDelivery(c *conn) {
+	r.deliverers.Add(1)
+	go r.deliver(c)
+}
+
+// deliver is the delivery goroutine of c: it empties c's outbox into its
+// session, oldest first, and exits when the outbox is empty, or when c is
+// served on GET streams and none is open (the next to open restarts it).
+func (r *liveRegistry) deliver(c *conn) {
+	held := batches.Get().(*[]*outSlot)
+	batch := (*held)[:0]
+	var sent uint64 // handed over since c.mu was last held
+	for {
+		c.mu.Lock()
+		c.notified += sent
+		if len(c.queue) == 0 || !r.canDeliver(c) {
+			c.delivering = false
+			drop := c.dropLater
+			c.mu.Unlock()
+			*held = batch
+			batches.Put(held)
+			r.leave(c, drop)
+			return
+		}
+		batch = c.takeLocked(batch[:0])
+		c.mu.Unlock()
+
+		if c.streamID != "" {
+			sent = r.writeToStream(c, batch)
+		} else {
+			sent = handOver(c, batch)
+		}
+		clear(batch)
+	}
+}
+
+// batches are the arrays delivery goroutines take outboxes in: one per
+// goroutine alive, kept for the next.
+var batches = sync.Pool{New: func() any { return new([]*outSlot) }}
+
+// leave ends a delivery goroutine: drop says that the registry wanted to
+// forget its connection while it delivered. The last to leave wakes
+// whoever waits for the registry to be idle.
+func (r *liveRegistry) leave(c *conn, drop bool) {
+	if drop {
+		r.mu.Lock()
+		r.maybeDropConnLocked(c)
+		if r.deliverers.Add(-1) == 0 {
+			r.signalLocked()
+		}
+		r.mu.Unlock()
+		return
+	}
+	if r.deliverers.Add(-1) == 0 {
+		r.mu.Lock()
+		r.signalLocked()
+		r.mu.Unlock()
+	}
+}
+
+// canDeliver reports whether c has somewhere to deliver to now: its
+// session's channel, or for a conn served on GET streams, an open one.
+func (r *liveRegistry) canDeliver(c *conn) bool {
+	return c.streamID == "" || r.gets.newest(c.streamID) != nil
+}
+
+// attachStream makes gs, a GET stream that mcp-go just opened, a place to
+// deliver to, and starts the delivery of what waited for one.
+func (r *liveRegistry) attachStream(gs *getStream) {
+	r.gets.add(gs)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.streamConns[gs.sessionID]
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	start := !c.delivering && len(c.queue) > 0
+	c.delivering = c.delivering || start
+	c.mu.Unlock()
+	if start {
+		r.startDelivery(c)
+	}
+}
+
+// detachStream forgets a GET stream whose handler returned.
+func (r *liveRegistry) detachStream(gs *getStream) {
+	r.gets.remove(gs)
+	r.mu.Lock()
+	r.signalLocked()
+	r.mu.Unlock()
+}
+
+// handOver hands the batch's notifications to c's session, and returns how
+// many it handed over.
+func handOver(c *conn, batch []*outSlot) (sent uint64) {
+	if up, ok := c.session.(server.SessionWithStreamableHTTPConfig); ok {
+		// What mcp-go does before it sends a notification itself: a POST
+		// under way answers as an event stream, so it can carry it.
+		up.UpgradeToSSEWhenReceiveNotification()
+	}
+	ch := c.session.NotificationChannel()
+	for _, e := range batch {
+		ok, closed := send(ch, c.done, e.note, e.done)
+		if closed {
+			break
+		}
+		if ok {
+			sent++
+		}
+	}
+	return sent
+}
+
+// writeToStream writes the batch's notifications into the newest GET
+// stream of c's session, and returns how many it wrote. When a write
+// fails, the stream is forgotten and the notifications not written go back
+// into the outbox, for the next stream.
+func (r *liveRegistry) writeToStream(c *conn, batch []*outSlot) (sent uint64) {
+	for i, e := range batch {
+		if e.sb.gone.Load() {
+			continue
+		}
+		gs := r.gets.newest(c.streamID)
+		if gs == nil {
+			r.putBack(c, batch[i:])
+			return sent
+		}
+		msg, err := marshalNotification(e.note)
+		if err != nil {
+			// Nothing a retry would change; no client could read it.
+			r.a.logger.Error("adapter: encoding a notification failed", "uri", e.sb.uri, "error", err)
+			continue
+		}
+		if gs.writeEvent(msg) != nil {
+			r.gets.remove(gs)
+			r.putBack(c, batch[i:])
+			return sent
+		}
+		sent++
+	}
+	return sent
+}
+
+// putBack queues again the notifications of a batch that could not be
+// written, unless their subscription ended or is queued already.
+func (r *liveRegistry) putBack(c *conn, rest []*outSlot) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range rest {
+		if sb := e.sb; !sb.gone.Load() && !c.pendingLocked(sb.slot) {
+			c.pushLocked(sb.slot)
+		}
+	}
+}
+
+// send hands n to a session's channel, waiting while it is full, until the
+// stream (streamDone, nil for none) or the session (done) ends. It reports
+// whether n was handed over, and whether the channel was closed: the
+// transport is gone.
+func send(ch chan<- mcp.JSONRPCNotification, done <-chan struct{}, n mcp.JSONRPCNotification, streamDone <-chan struct{}) (sent, closed bool) {
+	defer func() {
+		if recover() != nil {
+			sent, closed = false, true
+		}
+	}()
+	select {
+	case ch <- n: // the common case, without waiting
+		return true, false
+	default:
+	}
+	select {
+	case ch <- n:
+		return true, false
+	case <-done:
+		return false, false
+	case <-streamDone:
+		return false, false
+	}
+}

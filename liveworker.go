@@ -1,0 +1,251 @@
+package adapter
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/mcplive/adapter/middleware"
+)
+
+// The re-run workers. A worker takes from the run queue either one query
+// or, for a command with a batch form, several (livebatch.go), runs them
+// with the registry's mutex released, and applies what the run learned.
+
+// maxBatch bounds the argument sets of one batched re-run.
+const maxBatch = MaxBatch
+
+// maxChunk bounds the queries of a command without a batch form that a
+// worker takes at once, each run alone, when many are waiting: fewer
+// trips through the registry's mutex, and their notifications queued
+// together.
+const maxChunk = 16
+
+// job is what a worker took from the run queue, and what running it gave:
+// one query, a chunk of queries run one by one, or a batch run in one
+// call. A worker keeps one and reuses its slices.
+type job struct {
+	qs      []*query
+	batched bool
+	// rcs are the queries' run contexts: one per query, or the batch's.
+	rcs []*runContext
+	// prev are the queries' read sets when the job began: a subscription
+	// that shares a query may replace q.reads while it runs.
+	prev [][]string
+	outs []outcome
+	// late: query i outlived its deadline; a batch's all do.
+	late   []bool
+	before uint64 // the change count when the job began
+	// fallback: a batch that failed as a whole, whose queries run again
+	// one by one.
+	fallback bool
+	// With an Observer only (liveobserve.go): what caused each query's
+	// run, and the observations of the runs (one per query, or the
+	// batch's), reported once the registry's lock is released.
+	causes []*rerunCauses
+	obs    []rerunObservation
+}
+
+// work re-runs queued queries until the queue is empty.
+func (r *liveRegistry) work() {
+	var j job
+	r.mu.Lock()
+	for r.nextLocked(&j) {
+		r.mu.Unlock()
+		j.report() // observer: the previous job's
+		if j.batched {
+			r.rerunBatch(&j)
+		} else {
+			start := time.Now()
+			for i := range j.qs {
+				start = r.rerunOne(&j, i, start)
+			}
+		}
+		r.mu.Lock()
+		r.finishLocked(&j)
+	}
+	r.workers--
+	if !r.waveLocked() {
+		r.flushHeldLocked()
+	}
+	r.signalLocked()
+	r.mu.Unlock()
+	j.report()
+}
+
+// report tells the Observer how the job's runs went (liveobserve.go).
+func (j *job) report() {
+	for i := range j.obs {
+		j.obs[i].report()
+	}
+	j.obs = j.obs[:0]
+}
+
+// nextLocked takes the next job from the run queue and marks its queries
+// running; false when the queue is empty, or Close has begun (which lets
+// the runs under way finish and starts no other).
+func (r *liveRegistry) nextLocked(j *job) bool {
+	if r.closed {
+		r.runq.drain()
+		return false
+	}
+	chunk := max(1, min(maxChunk, r.runq.n/r.maxRuns))
+	j.qs, j.batched = r.runq.take(j.qs[:0], chunk, maxBatch)
+	if len(j.qs) == 0 {
+		return false
+	}
+	var batch *runContext
+	if j.batched {
+		batch = newRunContext(r.liveCtx, len(j.qs))
+	}
+	for _, q := range j.qs {
+		rc := batch
+		if rc == nil {
+			rc = newRunContext(r.liveCtx, 1)
+		}
+		q.state = runRunning
+		q.run = rc
+		if r.a.cfg.observer != nil {
+			j.causes = append(j.causes, q.causes)
+			q.causes = nil
+		}
+		j.rcs = append(j.rcs, rc)
+		j.prev = append(j.prev, q.reads)
+		j.outs = append(j.outs, outcome{})
+		j.late = append(j.late, false)
+	}
+	j.fallback = false
+	j.before = r.changes
+	r.inflight += len(j.qs)
+	return true
+}
+
+// rerunOne runs query i of the job alone, as origin Live, within the
+// re-run deadline (WithRerunTimeout). A run that outlives it counts as a
+// failure, logged and not applied, whatever it returned. It begins at
+// start and returns when it ended.
+func (r *liveRegistry) rerunOne(j *job, i int, start time.Time) time.Time {
+	q, rc := j.qs[i], j.rcs[i]
+	c := q.key.cmd
+	rc.begin(start, r.a.cfg.rerunTimeout)
+	rc.call = middleware.Call{Command: c.name, Args: q.args, RawArgs: q.raw, Origin: middleware.Live}
+	var ctx context.Context = rc // it carries origin Live
+	if r.a.cfg.observer != nil {
+		var ro rerunObservation
+		ctx, ro = r.observeRerun(rc, c.name, j.causes[i], 1)
+		j.obs = append(j.obs, ro)
+	}
+	res, err := c.handler(ctx, &rc.call)
+	rc.rec.close()
+	now, ended := rc.end()
+	if j.late[i] = ended == context.DeadlineExceeded; j.late[i] {
+		r.logLate(j, i)
+		return now
+	}
+	j.outs[i] = r.outcomeOf(res, err, rc.rec.readSet(-1, c.reads, j.prev[i]))
+	if j.outs[i].err != nil {
+		r.logRerunError(q, j.outs[i].err)
+	}
+	return now
+}
+
+// finishLocked applies what the job learned to its queries, queues again
+// those that changed while it ran, and, when the wave is over, delivers
+// what waited for it.
+func (r *liveRegistry) finishLocked(j *job) {
+	r.inflight -= len(j.qs)
+	if !j.fallback {
+		r.reruns += uint64(len(j.qs))
+	}
+	var now int64 // when a result changed, read once for the job
+	for i, q := range j.qs {
+		q.state = runIdle
+		q.run = nil
+		if !j.fallback {
+			q.reruns++
+		}
+		notified := 0
+		if q.dropped {
+			j.settleLocked(i, q, notified)
+			continue
+		}
+		switch {
+		case j.fallback:
+			// What it saw says nothing; its own run, after every change
+			// so far, will.
+			q.solo, q.dirty = true, true
+		case j.late[i]:
+			// Its result says nothing: keep the query as it was, and
+			// run it again on the next change.
+			r.late++
+		default:
+			q.solo = false
+			out := j.outs[i]
+			// q is filed under the keys its previous run read until
+			// applyLocked refiles it. A change during this run to a key
+			// only this run read found nothing to mark dirty: run once
+			// more to be sure it is seen.
+			if r.changes != j.before && !slices.Equal(q.reads, out.reads) {
+				q.dirty = true
+			}
+			if r.applyLocked(q, out) {
+				if now == 0 {
+					now = time.Now().UnixNano()
+				}
+				q.lastChange, notified = now, len(q.subs)
+			}
+		}
+		j.settleLocked(i, q, notified)
+		if q.dirty && !r.closed {
+			q.dirty = false
+			r.queueLocked(q)
+		}
+	}
+	if !r.waveLocked() {
+		r.flushHeldLocked()
+	}
+	clear(j.qs)
+	clear(j.rcs)
+	clear(j.prev)
+	clear(j.outs)
+	clear(j.causes)
+	j.causes = j.causes[:0]
+	j.rcs, j.prev, j.outs, j.late = j.rcs[:0], j.prev[:0], j.outs[:0], j.late[:0]
+}
+
+// settleLocked notes in the observation of query i's run (the batch's,
+// for a batch) how it went, with an Observer.
+func (j *job) settleLocked(i int, q *query, notified int) {
+	if len(j.obs) == 0 {
+		return
+	}
+	k := i
+	if j.batched {
+		k = 0
+	}
+	out := j.outs[i]
+	if j.fallback {
+		out.err = errBatchFailed
+	}
+	j.obs[k].settleLocked(q, out, j.late[i], notified)
+}
+
+// errBatchFailed is what an Observer is told of a batched re-run that
+// failed as a whole: its argument sets run again one by one.
+var errBatchFailed = errors.New("the batched re-run failed as a whole; its argument sets re-run one by one")
+
+// logLate logs the run of query i of a job (all of them, for a batch) that
+// outlived its deadline.
+func (r *liveRegistry) logLate(j *job, i int) {
+	q := j.qs[i]
+	timeout := r.a.cfg.rerunTimeout
+	took := time.Since(j.rcs[i].deadline.Add(-timeout))
+	if !j.batched {
+		r.a.logger.Warn("adapter: live re-run outlived its deadline; it runs again on the next change",
+			"command", q.key.cmd.name, "arguments", q.key.args, "deadline", timeout, "took", took)
+		return
+	}
+	r.a.logger.Warn("adapter: batched live re-run outlived its deadline; its argument sets run again on the next change",
+		"command", q.key.cmd.name, "argument_sets", len(j.qs), "deadline", timeout, "took", took)
+}
