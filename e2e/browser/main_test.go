@@ -1,54 +1,23 @@
 package browser
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"sync"
 	"testing"
-	"time"
 
+	"github.com/mcplive/adapter/e2e/internal/exampleproc"
 	"go.uber.org/goleak"
 )
 
-// buildTimeout bounds the build of the example, which on a cold cache
-// compiles SQLite.
-const buildTimeout = 5 * time.Minute
-
-// buildDir holds the example's binary, built at most once, when the first
-// test that needs it runs (none does when Chromium is absent).
-var buildDir string
+// example is examples/customers, built when the first test that needs it
+// runs (none does when Chromium is absent).
+var example exampleproc.Example
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "browser-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	buildDir = dir
 	// No goroutine of chromedp, of the HTTP client or of the process
 	// plumbing may outlive the tests.
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		os.RemoveAll(dir)
-		os.Exit(code)
-	}))
+	goleak.VerifyTestMain(m, goleak.Cleanup(example.RemoveAndExit))
 }
-
-// exampleBinary builds examples/customers from the repository root (two
-// levels up), once, so that the test drives the binary users run.
-var exampleBinary = sync.OnceValues(func() (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
-	defer cancel()
-	bin := filepath.Join(buildDir, "customers")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./examples/customers")
-	cmd.Dir = filepath.Join("..", "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./examples/customers: %v\n%s", err, out)
-	}
-	return bin, nil
-})
 
 // requireChromiumEnv names the variable that makes a missing Chromium a
 // failure rather than a skip; .ci/run sets it.

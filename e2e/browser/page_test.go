@@ -30,11 +30,9 @@ var screenshotPath = filepath.Join("..", "..", ".ci", "artifacts", "debug-live.p
 // the page's window survives, and the page counts the events it applied.
 func TestLivePageFollowsAWrite(t *testing.T) {
 	browserPath := chromium(t)
-	bin, err := exampleBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := startExample(t, bin)
+	// The example's base URL, http://127.0.0.1:PORT: the page and the MCP
+	// endpoint are paths under it.
+	base := strings.TrimSuffix(example.StartHTTP(t), "/mcp")
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 

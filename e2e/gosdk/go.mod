@@ -3,6 +3,7 @@ module github.com/mcplive/adapter/e2e/gosdk
 go 1.26.0
 
 require (
+	github.com/mcplive/adapter/e2e/internal/exampleproc v0.0.0-00010101000000-000000000000
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	go.uber.org/goleak v1.3.0
 )
@@ -17,3 +18,5 @@ require (
 	golang.org/x/sys v0.41.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
+
+replace github.com/mcplive/adapter/e2e/internal/exampleproc => ../internal/exampleproc

@@ -46,7 +46,7 @@ func TestWatchWithGoSDK(t *testing.T) {
 	}{
 		{"http", func(t *testing.T, ctx context.Context, era string) *watcher {
 			wire := newWireLog()
-			url := startHTTP(t)
+			url := example.StartHTTP(t)
 			dumpOnFailure(t, wire)
 			return connect(t, ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClient(t, wire)}, era, wire)
 		}},

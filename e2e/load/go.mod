@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/mark3labs/mcp-go v1.2.1
+	github.com/mcplive/adapter/e2e/internal/exampleproc v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0
 )
 
@@ -15,3 +16,5 @@ require (
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	golang.org/x/text v0.14.0 // indirect
 )
+
+replace github.com/mcplive/adapter/e2e/internal/exampleproc => ../internal/exampleproc

@@ -34,7 +34,7 @@ const (
 // every subscription ends knowing the last state of what it watches.
 func TestLoad(t *testing.T) {
 	sc := runScale()
-	url := startExample(t)
+	url := example.StartHTTP(t)
 	rt := newHTTPTransport()
 	// Cleanups run last first: after every client has closed, before the
 	// example stops.
