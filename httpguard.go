@@ -181,6 +181,12 @@ func isBatch(body []byte) bool {
 // one) send them without it: mcp-go answers 400, and a client may drop its
 // session for that. Any other body is returned as it is.
 func withNotificationMeta(body []byte, version string) []byte {
+	if !bytes.Contains(body, []byte(`"notifications/`)) && !bytes.Contains(body, []byte(`\u`)) {
+		// Not a notification (every client notification's method starts
+		// so, unless JSON escapes spell it): the common request is not
+		// decoded here at all.
+		return body
+	}
 	var msg map[string]json.RawMessage
 	if json.Unmarshal(body, &msg) != nil {
 		return body

@@ -296,6 +296,7 @@ func TestHTTPHandlerAcceptsNotificationsWithoutMeta(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"context canceled"}}`,
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"_meta":{"x":1}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","method":"notifications\u002fcancelled","params":{"requestId":2}}`,
 	} {
 		r := guardRequest{method: http.MethodPost, version: mcp.ProtocolVersion20260728, body: body}
 		var m struct{ Method string }

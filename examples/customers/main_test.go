@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -359,18 +358,8 @@ func TestStdio(t *testing.T) {
 // TestHTTP serves on a free port, waits for /healthz and stops the server
 // the way SIGINT does, by ending the context.
 func TestHTTP(t *testing.T) {
-	st := newTestStore(t)
-	a := newAdapter(st, quietLogger())
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	served := make(chan error, 1)
-	go func() { served <- serveHTTP(ctx, ln, &instance{st: st, a: a}, quietLogger()) }()
-
-	url := "http://" + ln.Addr().String()
+	mcpURL, _ := startHTTP(t) // stops it, and checks it stopped, when the test ends
+	url := strings.TrimSuffix(mcpURL, "/mcp")
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		resp, err := http.Get(url + "/healthz")
@@ -443,13 +432,4 @@ func TestHTTP(t *testing.T) {
 		t.Errorf("read %s over HTTP: %s, want -32602 with a field error on per_page", uri, raw)
 	}
 
-	cancel()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Errorf("serveHTTP: %v", err)
-		}
-	case <-time.After(shutdownGrace + 5*time.Second):
-		t.Fatal("serveHTTP did not return after the context ended")
-	}
 }
