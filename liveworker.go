@@ -51,7 +51,18 @@ type job struct {
 func (r *liveRegistry) work() {
 	var j job
 	r.mu.Lock()
-	for r.nextLocked(&j) {
+	for {
+		if !r.nextLocked(&j) {
+			if len(j.obs) == 0 {
+				break
+			}
+			// Observer: report the last job before this worker counts
+			// as gone, so that WaitIdle implies it was told.
+			r.mu.Unlock()
+			j.report()
+			r.mu.Lock()
+			continue
+		}
 		r.mu.Unlock()
 		j.report() // observer: the previous job's
 		if j.batched {
@@ -71,7 +82,6 @@ func (r *liveRegistry) work() {
 	}
 	r.signalLocked()
 	r.mu.Unlock()
-	j.report()
 }
 
 // report tells the Observer how the job's runs went (liveobserve.go).
