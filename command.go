@@ -95,6 +95,9 @@ type command struct {
 	// runs it through the middleware chain.
 	batch        *batchForm
 	batchHandler middleware.Handler
+	// resultWalk digests the results of a live command's re-runs
+	// (livedigestwalk.go); nil for a result type json must write.
+	resultWalk *resultWalk
 }
 
 // listed reports whether the plain resource appears in resources/list.
@@ -133,6 +136,9 @@ func newCommand[A, R any](scheme, name, description string, live bool, opts []Co
 		if c.batch, err = newBatchForm[A, R](name, live, cc.batch); err != nil {
 			return nil, err
 		}
+	}
+	if live {
+		c.resultWalk = newResultWalk(reflect.TypeFor[R]())
 	}
 	switch {
 	case !live:

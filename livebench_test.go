@@ -318,17 +318,27 @@ func jsonSHA256(v any) (digest, error) {
 }
 
 // BenchmarkDigest is the digest (livedigest.go) of the results of the
-// example's re-runs; json is their bare encoding into io.Discard, which
+// example's re-runs, as the registry makes it (by the walk of the result
+// type) and of their JSON (digest-json); json is their bare encoding into io.Discard, which
 // the example's BenchmarkRerun measures too, on the values its commands
 // return; sha256 is the digest with the hash docs/performance.md weighs
 // against maphash.
 func BenchmarkDigest(b *testing.B) {
 	ds := newDigests()
 	for _, r := range rerunResults(b) {
+		rw := newResultWalk(reflect.TypeOf(r.v))
 		b.Run(r.name+"/digest", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := ds.ofResult(r.v); err != nil {
+				if _, err := ds.ofResult(r.v, rw); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(r.name+"/digest-json", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ds.ofJSON(r.v); err != nil {
 					b.Fatal(err)
 				}
 			}

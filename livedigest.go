@@ -3,50 +3,133 @@ package adapter
 import (
 	"encoding/json"
 	"hash/maphash"
+	"reflect"
+	"sync"
+	"unsafe"
 )
 
 // A digest tells two results of a live query apart without keeping them:
-// 128 bits of seeded hashes of the result's JSON, or of the error's
-// message. A re-run whose digest differs from the last one's is a change.
+// 128 bits of seeded hashes of what the result shows a client, or of the
+// error's message. A re-run whose digest differs from the last one's is a
+// change.
 //
-// The digest is of the JSON itself, as encoding/json writes it (and as the
-// client would read the result), so the rule is exact: the same JSON, the
-// same digest; different JSON, different digests, but for a collision. A
-// result json cannot encode is json's error, word for word.
+// The rule is exact: the same JSON, the same digest; different JSON,
+// different digests, but for a collision. A result json cannot encode is
+// json's error, word for word. A result of its command's own type is
+// hashed by the walk of that type (livedigestwalk.go), which reads the
+// values json would write instead of producing the JSON; anything else,
+// and a command whose result type is an interface, by its JSON, which a
+// json.Encoder streams straight into the hashes.
 //
-// The JSON is streamed by a json.Encoder straight into two hash/maphash
-// hashes, each with a random seed of the registry's own. Two 64-bit hashes
-// under independent seeds make a collision between two results a chance
-// of about 2^-128; maphash is meant to resist collisions even when an
-// adversary chooses the bytes, and its seeds never leave the process. A
-// digest is only ever compared within one process, so it need not be
-// stable across processes. SHA-256 would serve too: about as cheap on a
-// CPU with SHA instructions, but without them it nearly doubles the digest.
-//
-// Why not something faster: on the example's SQLite store the command of a
-// re-run costs ten to thirty times its digest, and a walk of the Go value
-// that skipped the JSON saved 2 to 7% of a re-run, for 480 lines that had
-// to mirror encoding/json's rules (docs/performance.md, "The result
-// digest").
+// The hashes are two hash/maphash hashes, each with a random seed of the
+// registry's own. Two 64-bit hashes under independent seeds make a
+// collision between two results a chance of about 2^-128; maphash is meant
+// to resist collisions even when an adversary chooses the bytes, and its
+// seeds never leave the process. A digest is only ever compared within one
+// process, so it need not be stable across processes. SHA-256 would serve
+// too: about as cheap on a CPU with SHA instructions, but without them it
+// nearly doubles the digest (docs/performance.md, "The result digest").
 type digest [2]uint64
 
 // digests makes the digests of one registry, under its seeds.
 type digests struct {
 	seeds [2]maphash.Seed
+	// walkers are the scratch of the walks under way, kept for the next.
+	walkers sync.Pool
 }
 
 func newDigests() *digests {
-	return &digests{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
+	ds := &digests{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
+	ds.walkers.New = func() any { return new(walker) }
+	return ds
 }
 
-// ofResult is the digest of v's JSON, a command's result; json's error when
-// v does not encode.
-func (ds *digests) ofResult(v any) (digest, error) {
+// ofResult is the digest of v, a command's result: by rw, the walk of the
+// command's result type (livedigestwalk.go), when v is of that type and
+// the walk does not give up; else of v's JSON, or json's error when v does
+// not encode.
+func (ds *digests) ofResult(v any, rw *resultWalk) (digest, error) {
+	if rw != nil && reflect.TypeOf(v) == rw.typ {
+		if d, ok := ds.walk(v, rw); ok {
+			return d, nil
+		}
+	}
+	return ds.ofJSON(v)
+}
+
+// ofJSON is the digest of v's JSON; json's error when v does not encode.
+func (ds *digests) ofJSON(v any) (digest, error) {
 	h := ds.hashes()
 	if err := json.NewEncoder(h).Encode(v); err != nil {
 		return digest{}, err
 	}
 	return h.sum(), nil
+}
+
+// walk is the digest of v by rw; false when the walk gave up. The walk's
+// bytes begin with a byte no JSON text begins with, so that no walk's
+// digest is the digest of a JSON text or of an error.
+func (ds *digests) walk(v any, rw *resultWalk) (digest, bool) {
+	w := ds.walkers.Get().(*walker)
+	defer ds.putWalker(w)
+	for i := range w.h {
+		w.h[i].SetSeed(ds.seeds[i])
+	}
+	w.buf = append(w.buf[:0], 1)
+	w.depth = 0
+	if !rw.run(w, v) {
+		return digest{}, false
+	}
+	w.h.Write(w.buf)
+	return w.h.sum(), true
+}
+
+func (ds *digests) putWalker(w *walker) {
+	if cap(w.buf) > 4*walkFlush {
+		w.buf = nil // one huge string: let it go
+	}
+	ds.walkers.Put(w)
+}
+
+// walker is the scratch of one walk: the bytes not yet hashed, the hashes,
+// and the depth of pointers and slices it is in.
+type walker struct {
+	buf   []byte
+	h     hashPair
+	depth int
+}
+
+// walkFlush is how many bytes a walker holds before it hashes them.
+const walkFlush = 8 << 10
+
+func (w *walker) flushIfFull() {
+	if len(w.buf) >= walkFlush {
+		w.h.Write(w.buf)
+		w.buf = w.buf[:0]
+	}
+}
+
+// nilMark adds whether a pointer, slice or map is nil (json writes null),
+// and returns isNil.
+func (w *walker) nilMark(isNil bool) bool {
+	if isNil {
+		w.buf = append(w.buf, 0)
+	} else {
+		w.buf = append(w.buf, 1)
+	}
+	return isNil
+}
+
+// elems walks the n elements of size bytes from p, of a slice or an
+// array.
+func (w *walker) elems(elem walkFunc, p unsafe.Pointer, size uintptr, n int) bool {
+	for i := range n {
+		if !elem(w, unsafe.Add(p, uintptr(i)*size)) {
+			return false
+		}
+		w.flushIfFull()
+	}
+	return true
 }
 
 // ofError is the digest of a failed run: the same failure, the same

@@ -12,10 +12,35 @@ import (
 	"time"
 )
 
-// The digest is of a result's JSON (livedigest.go). What must hold: two
-// results whose JSON differs have different digests (else a change would go
-// unnoticed), a result json cannot encode is json's error, values json
-// writes alike have one digest, and a failure's digest is its message's.
+// The digest is of a result's JSON (livedigest.go), made by the walk of
+// the result's type where it can (livedigestwalk.go). What must hold, for
+// both forms: two results whose JSON differs have different digests (else
+// a change would go unnoticed), a result json cannot encode is json's
+// error, values json writes alike have one digest (for the walk: values of
+// one type), and a failure's digest is its message's.
+
+// digestForm is one way the registry digests a result.
+type digestForm struct {
+	name string
+	of   func(any) (digest, error)
+}
+
+// digestForms are the digest of a result's JSON, and the digest the
+// registry makes for a command whose result type is the value's own.
+func digestForms(ds *digests) []digestForm {
+	return []digestForm{
+		{"json", ds.ofJSON},
+		{"walk", func(v any) (digest, error) { return ds.ofResult(v, walkOf(v)) }},
+	}
+}
+
+// walkOf is the walk of v's type, as a command returning that type has.
+func walkOf(v any) *resultWalk {
+	if v == nil {
+		return nil
+	}
+	return newResultWalk(reflect.TypeOf(v))
+}
 
 type dInner struct {
 	A int      `json:"a"`
@@ -55,6 +80,51 @@ type dRich struct {
 	U     uint16         `json:"u,string"`
 	Skip  int            `json:"-"`
 	skip  int
+}
+
+// dFlat is dRich without its embedded structs, so that the walk goes
+// through it field by field rather than handing it to json whole.
+type dFlat struct {
+	Name      string         `json:"name"`
+	Level     dLevel         `json:"level"`
+	Tags      []string       `json:"tags"`
+	Bytes     []byte         `json:"bytes"`
+	Inner     dInner         `json:"inner"`
+	Ptr       *dInner        `json:"ptr"`
+	List      []dInner       `json:"list"`
+	Attrs     map[string]any `json:"attrs"`
+	Any       any            `json:"any"`
+	When      time.Time      `json:"when"`
+	Arr       [2]uint8       `json:"arr"`
+	F32       float32        `json:"f32"`
+	U         uint16         `json:"u,string"`
+	Skip      int            `json:"-"`
+	skip      int
+	Ms        []addrMarshaler `json:"ms"`   // addressable: json calls the method
+	M         addrMarshaler   `json:"m"`    // not addressable here: json writes N
+	Flag      bool            `json:"flag"` // with E, what the embedded parts held
+	Hidden    *int            `json:"hidden,omitempty"`
+	ZeroFloat float64         `json:"zf,omitzero"`
+}
+
+// flat is v as a dFlat.
+func flat(v dRich) dFlat {
+	f := dFlat{
+		Name: v.Name, Level: v.Level, Tags: v.Tags, Bytes: v.Bytes, Inner: v.Inner, Ptr: v.Ptr,
+		List: v.List, Attrs: v.Attrs, Any: v.Any, When: v.When, Arr: v.Arr, F32: v.F32, U: v.U,
+		Skip: v.Skip, skip: v.skip, Flag: v.E, M: addrMarshaler{int(v.U)},
+	}
+	if v.Inner.C != nil {
+		f.ZeroFloat = *v.Inner.C
+	}
+	for _, in := range v.List {
+		f.Ms = append(f.Ms, addrMarshaler{in.A})
+	}
+	if v.dhidden != nil {
+		h := v.dhidden.H
+		f.Hidden = &h
+	}
+	return f
 }
 
 func drawFloatPtr(c *choices) *float64 {
@@ -186,19 +256,20 @@ func cloneRich(v dRich) dRich {
 // decide.
 func TestDigestTellsApartWhatJSONTellsApart(t *testing.T) {
 	ds := newDigests()
-	forEachSeed(t, checks, func(t *testing.T, c *choices) { checkDigestTellsApart(t, c, ds.ofResult) })
+	forEachSeed(t, checks, func(t *testing.T, c *choices) { checkDigestTellsApart(t, c, ds) })
 }
 
 func FuzzDigestTellsApartWhatJSONTellsApart(f *testing.F) {
 	f.Add([]byte{})
 	addRandomInputs(f, 4, 128)
 	ds := newDigests()
-	f.Fuzz(func(t *testing.T, data []byte) { checkDigestTellsApart(t, fromBytes(data), ds.ofResult) })
+	f.Fuzz(func(t *testing.T, data []byte) { checkDigestTellsApart(t, fromBytes(data), ds) })
 }
 
-// checkDigestTellsApart checks one case of digestOf: different JSON,
-// different digests; the same JSON, the same digest.
-func checkDigestTellsApart[D comparable](t *testing.T, c *choices, digestOf func(any) (D, error)) {
+// checkDigestTellsApart checks one case of both digests, on a dRich and
+// on its dFlat: different JSON, different digests; the same JSON, the
+// same digest.
+func checkDigestTellsApart(t *testing.T, c *choices, ds *digests) {
 	v1, other := drawRich(c), drawRich(c)
 	// v2 is v1 with one field, or the hidden one, from other: the
 	// digests must differ whenever the JSON does.
@@ -209,22 +280,36 @@ func checkDigestTellsApart[D comparable](t *testing.T, c *choices, digestOf func
 	} else {
 		v2.dhidden = other.dhidden
 	}
-	for _, pair := range [][2]any{{v1, v2}, {v1, other}, {v1.Any, v2.Any}, {v1.Attrs, other.Attrs}} {
-		j1, err1 := json.Marshal(pair[0])
-		j2, err2 := json.Marshal(pair[1])
-		d1, derr1 := digestOf(pair[0])
-		d2, derr2 := digestOf(pair[1])
-		if (err1 == nil) != (derr1 == nil) || (err2 == nil) != (derr2 == nil) {
-			t.Fatalf("json errors %v, %v; digest errors %v, %v", err1, err2, derr1, derr2)
+	for _, form := range digestForms(ds) {
+		for _, pair := range [][2]any{
+			{v1, v2}, {v1, other}, {v1.Any, v2.Any}, {v1.Attrs, other.Attrs},
+			{flat(v1), flat(v2)}, {flat(v1), flat(other)},
+		} {
+			checkDigestPair(t, form, pair)
 		}
-		if err1 == nil && err2 == nil && !bytes.Equal(j1, j2) && d1 == d2 {
-			t.Fatalf("same digest for different JSON:\n%s\n%s", j1, j2)
+		// Equal in everything json reads: equal digests.
+		for _, pair := range [][2]any{{v1, cloneRich(v1)}, {flat(v1), flat(cloneRich(v1))}} {
+			d1, _ := form.of(pair[0])
+			if dc, _ := form.of(pair[1]); dc != d1 {
+				t.Fatalf("%s: a copy of %+v has another digest", form.name, pair[0])
+			}
 		}
 	}
-	// Equal in everything json reads: equal digests.
-	d1, _ := digestOf(v1)
-	if dc, _ := digestOf(cloneRich(v1)); dc != d1 {
-		t.Fatalf("a copy of %+v has another digest", v1)
+}
+
+// checkDigestPair checks that form errs where json does, and that
+// different JSON gives different digests.
+func checkDigestPair(t *testing.T, form digestForm, pair [2]any) {
+	t.Helper()
+	j1, err1 := json.Marshal(pair[0])
+	j2, err2 := json.Marshal(pair[1])
+	d1, derr1 := form.of(pair[0])
+	d2, derr2 := form.of(pair[1])
+	if (err1 == nil) != (derr1 == nil) || (err2 == nil) != (derr2 == nil) {
+		t.Fatalf("%s: json errors %v, %v; digest errors %v, %v", form.name, err1, err2, derr1, derr2)
+	}
+	if err1 == nil && err2 == nil && !bytes.Equal(j1, j2) && d1 == d2 {
+		t.Fatalf("%s: same digest for different JSON:\n%s\n%s", form.name, j1, j2)
 	}
 }
 
@@ -238,27 +323,40 @@ func TestDigestCases(t *testing.T) {
 			dRich{dhidden: &dhidden{H: 1}}, dRich{dhidden: &dhidden{H: 2}}},
 		"embedded nil and zero": {
 			dRich{dhidden: &dhidden{}}, dRich{}},
-		"nil and empty bytes": {dRich{Bytes: []byte{}}, dRich{}},
-		"nil and empty slice": {dRich{Tags: []string{}}, dRich{}},
-		"nil and empty map":   {map[string]int{}, map[string]int(nil)},
-		"map keys":            {map[string]int{"a": 1}, map[string]int{"b": 1}},
-		"map values":          {map[string]int{"a": 1}, map[string]int{"a": 2}},
-		"string boundaries":   {[]string{"ab", "c"}, []string{"a", "bc"}},
-		"negative zero":       {0.0, math.Copysign(0, -1)},
-		"float32":             {float32(0.1), float32(0.2)},
+		"nil and empty bytes":        {dRich{Bytes: []byte{}}, dRich{}},
+		"nil and empty slice":        {dRich{Tags: []string{}}, dRich{}},
+		"nil and empty map":          {map[string]int{}, map[string]int(nil)},
+		"map keys":                   {map[string]int{"a": 1}, map[string]int{"b": 1}},
+		"map values":                 {map[string]int{"a": 1}, map[string]int{"a": 2}},
+		"string boundaries":          {[]string{"ab", "c"}, []string{"a", "bc"}},
+		"negative zero":              {0.0, math.Copysign(0, -1)},
+		"float32":                    {float32(0.1), float32(0.2)},
+		"flat: nil and empty bytes":  {dFlat{Bytes: []byte{}}, dFlat{}},
+		"flat: nil and empty slice":  {dFlat{List: []dInner{}}, dFlat{}},
+		"flat: nil and zero pointer": {dFlat{Hidden: new(int)}, dFlat{}},
+		"flat: string boundaries": {
+			dFlat{Tags: []string{"ab", "c"}}, dFlat{Tags: []string{"a", "bc"}}},
+		"flat: fields' boundaries":    {dFlat{Name: "a", Level: "b"}, dFlat{Name: "ab"}},
+		"flat: addressable marshaler": {dFlat{Ms: []addrMarshaler{{1}}}, dFlat{Ms: []addrMarshaler{{2}}}},
+		"flat: omitzero":              {dFlat{ZeroFloat: 1}, dFlat{}},
+		"flat: times":                 {dFlat{When: time.Unix(1, 0).UTC()}, dFlat{When: time.Unix(2, 0).UTC()}},
+		"recursive type": {
+			&cyclic{Next: &cyclic{}}, &cyclic{Next: &cyclic{Next: &cyclic{}}}},
 	} {
 		j1, _ := json.Marshal(pair[0])
 		j2, _ := json.Marshal(pair[1])
 		if bytes.Equal(j1, j2) {
 			t.Fatalf("%s: the case is wrong, the JSON is the same: %s", name, j1)
 		}
-		d1, err1 := ds.ofResult(pair[0])
-		d2, err2 := ds.ofResult(pair[1])
-		if err1 != nil || err2 != nil {
-			t.Fatalf("%s: %v, %v", name, err1, err2)
-		}
-		if d1 == d2 {
-			t.Errorf("%s: one digest for %s and %s", name, j1, j2)
+		for _, form := range digestForms(ds) {
+			d1, err1 := form.of(pair[0])
+			d2, err2 := form.of(pair[1])
+			if err1 != nil || err2 != nil {
+				t.Fatalf("%s, %s: %v, %v", name, form.name, err1, err2)
+			}
+			if d1 == d2 {
+				t.Errorf("%s, %s: one digest for %s and %s", name, form.name, j1, j2)
+			}
 		}
 	}
 }
@@ -300,30 +398,56 @@ func TestDigestErrorsAsJSONDoes(t *testing.T) {
 		"invalid MarshalJSON": struct {
 			B badMarshaler `json:"b"`
 		}{},
-		"invalid RawMessage": json.RawMessage(`{"a":`),
-		"time out of range":  time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
-		"complex":            complex(1, 2),
+		"invalid RawMessage":      json.RawMessage(`{"a":`),
+		"time out of range":       time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		"complex":                 complex(1, 2),
+		"flat: NaN":               dFlat{ZeroFloat: math.NaN()},
+		"flat: infinity":          dFlat{F32: float32(math.Inf(-1))},
+		"flat: in a list":         dFlat{List: []dInner{{}, {C: ptrTo(math.Inf(1))}}},
+		"flat: time out of range": dFlat{When: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)},
+		"flat: in an interface":   dFlat{Any: []any{math.NaN()}},
+		"slice cycle":             selfSlice(),
 	} {
 		_, jerr := json.Marshal(v)
-		_, derr := ds.ofResult(v)
-		if jerr == nil || derr == nil {
-			t.Errorf("%s: json error %v, digest error %v: want both", name, jerr, derr)
-			continue
-		}
-		if jerr.Error() != derr.Error() {
-			t.Errorf("%s: json error %q, digest error %q", name, jerr, derr)
+		for _, form := range digestForms(ds) {
+			_, derr := form.of(v)
+			if jerr == nil || derr == nil {
+				t.Errorf("%s, %s: json error %v, digest error %v: want both", name, form.name, jerr, derr)
+				continue
+			}
+			if jerr.Error() != derr.Error() {
+				t.Errorf("%s, %s: json error %q, digest error %q", name, form.name, jerr, derr)
+			}
 		}
 	}
-	if _, err := ds.ofResult(withHiddenChan{c: make(chan int), N: 1}); err != nil {
-		t.Errorf("channels json leaves out: %v", err)
+	for _, form := range digestForms(ds) {
+		if _, err := form.of(withHiddenChan{c: make(chan int), N: 1}); err != nil {
+			t.Errorf("%s: channels json leaves out: %v", form.name, err)
+		}
 	}
 }
 
+func ptrTo[T any](v T) *T { return &v }
+
+// sliceOfItself is a slice type that can hold itself, without a pointer.
+type sliceOfItself []sliceOfItself
+
+func selfSlice() sliceOfItself {
+	s := sliceOfItself{nil}
+	s[0] = s
+	return s
+}
+
 func TestDigestUsesMarshalers(t *testing.T) {
-	ds := newDigests()
+	for _, form := range digestForms(newDigests()) {
+		t.Run(form.name, func(t *testing.T) { checkDigestUsesMarshalers(t, form) })
+	}
+}
+
+func checkDigestUsesMarshalers(t *testing.T, form digestForm) {
 	digestOf := func(v any) digest {
 		t.Helper()
-		d, err := ds.ofResult(v)
+		d, err := form.of(v)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -357,19 +481,26 @@ func TestDigestUsesMarshalers(t *testing.T) {
 	if digestOf(json.Number("1")) == digestOf(json.Number("2")) {
 		t.Fatal("numbers")
 	}
-	if _, err := ds.ofResult(json.Number("x")); err == nil {
+	if _, err := form.of(json.Number("x")); err == nil {
 		t.Fatal("json refuses an invalid json.Number")
 	}
 	if digestOf(map[int]string{1: "a"}) == digestOf(map[int]string{2: "a"}) {
 		t.Fatal("maps with integer keys")
 	}
+	// A top-level value is not addressable: json writes the fields.
+	if digestOf(addrMarshaler{1}) == digestOf(addrMarshaler{2}) {
+		t.Fatal("a marshaler json does not call")
+	}
 }
 
-// Values of other Go types that json writes alike are no change to a
-// client: one digest.
+// Values that json writes alike are no change to a client: one digest.
+// The digest of the JSON gives one to values of any types; the walk, to
+// values of one type, which is why a command whose result type is an
+// interface is digested by its JSON.
 func TestDigestSameJSONSameDigest(t *testing.T) {
 	ds := newDigests()
 	f := 1.5
+	forms := digestForms(ds)
 	for name, pair := range map[string][2]any{
 		"nil and a nil pointer": {nil, (*dInner)(nil)},
 		"struct and map": {
@@ -378,18 +509,60 @@ func TestDigestSameJSONSameDigest(t *testing.T) {
 		"int and float":                 {2, 2.0},
 		"bytes and base64":              {[]byte("hi"), "aGk="},
 		"named string":                  {dLevel("x"), "x"},
+	} {
+		checkSameDigest(t, name, forms[:1], pair)
+	}
+	for name, pair := range map[string][2]any{
 		"promoted field": {
 			dRich{dEmbedded: dEmbedded{E: true}}, dRich{dEmbedded: dEmbedded{E: true}, Skip: 1, skip: 2}},
+		"fields json leaves out":   {dFlat{Skip: 1, skip: 2}, dFlat{}},
+		"omitzero's negative zero": {dFlat{ZeroFloat: math.Copysign(0, -1)}, dFlat{}},
+		"omitempty's negative zero": {
+			omitsEmpty{F: math.Copysign(0, -1), S: []int{}, M: map[string]int{}}, omitsEmpty{}},
+		"json.Number":            {json.Number(""), json.Number("0")},
+		"omitzero by IsZero":     {zeroByMethod{Z: evenIsZero{2}}, zeroByMethod{Z: evenIsZero{4}}},
+		"two fields of one name": {sameName{X: 1, Y: 2}, sameName{Y: 2}},
+		"RawMessage spacing":     {dFlat{Any: json.RawMessage(`[1, 2]`)}, dFlat{Any: json.RawMessage(`[1,2]`)}},
+		"time zones of one offset": {
+			dFlat{When: time.Unix(0, 0).In(digestZones[1])}, dFlat{When: time.Unix(0, 0).In(digestZones[2])}},
 	} {
-		j1, err1 := json.Marshal(pair[0])
-		j2, err2 := json.Marshal(pair[1])
-		if err1 != nil || err2 != nil || !bytes.Equal(j1, j2) {
-			t.Fatalf("%s: the case is wrong: %s (%v) and %s (%v)", name, j1, err1, j2, err2)
-		}
-		d1, err1 := ds.ofResult(pair[0])
-		d2, err2 := ds.ofResult(pair[1])
+		checkSameDigest(t, name, forms, pair)
+	}
+}
+
+type omitsEmpty struct {
+	F float64        `json:"f,omitempty"`
+	S []int          `json:"s,omitempty"`
+	M map[string]int `json:"m,omitempty"`
+}
+
+// evenIsZero is zero, for json's omitzero, when N is even.
+type evenIsZero struct{ N int }
+
+func (e evenIsZero) IsZero() bool { return e.N%2 == 0 }
+
+type zeroByMethod struct {
+	Z evenIsZero `json:"z,omitzero"`
+}
+
+// sameName has two fields of one name: json writes the tagged one.
+type sameName struct {
+	X int
+	Y int `json:"X"`
+}
+
+func checkSameDigest(t *testing.T, name string, forms []digestForm, pair [2]any) {
+	t.Helper()
+	j1, err1 := json.Marshal(pair[0])
+	j2, err2 := json.Marshal(pair[1])
+	if err1 != nil || err2 != nil || !bytes.Equal(j1, j2) {
+		t.Fatalf("%s: the case is wrong: %s (%v) and %s (%v)", name, j1, err1, j2, err2)
+	}
+	for _, form := range forms {
+		d1, err1 := form.of(pair[0])
+		d2, err2 := form.of(pair[1])
 		if err1 != nil || err2 != nil || d1 != d2 {
-			t.Errorf("%s: digests %x (%v) and %x (%v) of %s", name, d1, err1, d2, err2, j1)
+			t.Errorf("%s, %s: digests %x (%v) and %x (%v) of %s", name, form.name, d1, err1, d2, err2, j1)
 		}
 	}
 }
@@ -403,31 +576,58 @@ func TestDigestOfError(t *testing.T) {
 	if ds.ofError(boom) == ds.ofError(errors.New("boom!")) {
 		t.Error("two messages, one digest")
 	}
-	for _, v := range []any{"boom", json.RawMessage(`"boom"`), nil} {
-		if d, _ := ds.ofResult(v); d == ds.ofError(boom) {
-			t.Errorf("the failure %q and the result %v share a digest", boom, v)
+	for _, form := range digestForms(ds) {
+		for _, v := range []any{"boom", json.RawMessage(`"boom"`), nil} {
+			if d, _ := form.of(v); d == ds.ofError(boom) {
+				t.Errorf("%s: the failure %q and the result %v share a digest", form.name, boom, v)
+			}
 		}
 	}
+	// The walk's bytes are no JSON text's.
+	w, _ := ds.ofResult("x", walkOf("x"))
+	if j, _ := ds.ofJSON("x"); w == j {
+		t.Error("the walk and the JSON of one string share a digest")
+	}
 	// The seeds are the registry's: a digest means nothing to another.
-	d1, _ := ds.ofResult("x")
-	d2, _ := newDigests().ofResult("x")
+	d1, _ := ds.ofResult("x", walkOf("x"))
+	d2, _ := newDigests().ofResult("x", walkOf("x"))
 	if d1 == d2 {
 		t.Error("two registries, one digest")
 	}
 }
 
-func TestDigestDeepButFinite(t *testing.T) {
+// A result of another type than the command's (a middleware may return
+// one) is digested by its JSON; so are results of an interface type.
+func TestDigestOfAnotherType(t *testing.T) {
 	ds := newDigests()
+	rw := walkOf(dInner{})
+	m := map[string]any{"a": 1}
+	got, err := ds.ofResult(m, rw)
+	if want, _ := ds.ofJSON(m); err != nil || got != want {
+		t.Errorf("a map under dInner's walk: %x (%v), want its JSON's %x", got, err, want)
+	}
+	if rw := newResultWalk(reflect.TypeFor[any]()); rw != nil {
+		t.Error("an interface type has a walk")
+	}
+}
+
+func TestDigestDeepButFinite(t *testing.T) {
+	for _, form := range digestForms(newDigests()) {
+		t.Run(form.name, func(t *testing.T) { checkDigestDeepButFinite(t, form) })
+	}
+}
+
+func checkDigestDeepButFinite(t *testing.T, form digestForm) {
 	var deep *cyclic
 	for range 3000 { // json looks for cycles beyond a depth of 1000
 		deep = &cyclic{Next: deep}
 	}
-	d1, err := ds.ofResult(deep)
+	d1, err := form.of(deep)
 	if err != nil {
 		t.Fatal(err)
 	}
 	deep.Next.Next = nil
-	d2, err := ds.ofResult(deep)
+	d2, err := form.of(deep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -437,7 +637,7 @@ func TestDigestDeepButFinite(t *testing.T) {
 	var jerr *json.UnsupportedValueError
 	loop := &cyclic{}
 	loop.Next = loop
-	if _, err := ds.ofResult(loop); !errors.As(err, &jerr) {
+	if _, err := form.of(loop); !errors.As(err, &jerr) {
 		t.Fatalf("cycle: %v", err)
 	}
 }

@@ -302,16 +302,16 @@ func (r *liveRegistry) queueLocked(q *query) {
 func (r *liveRegistry) run(ctx context.Context, c *command, args any, raw json.RawMessage, origin middleware.Origin) outcome {
 	ctx, rec := withReadRecorder(ctx)
 	res, err := c.invokeDecoded(ctx, origin, args, raw)
-	return r.outcomeOf(res, err, rec.finish(c.reads))
+	return r.outcomeOf(c, res, err, rec.finish(c.reads))
 }
 
 // outcomeOf is the outcome of a run that returned res and err and read
 // reads. The digest of a failure is that of its message, so that a query
 // that starts or stops failing counts as changed.
-func (r *liveRegistry) outcomeOf(res any, err error, reads []string) outcome {
+func (r *liveRegistry) outcomeOf(c *command, res any, err error, reads []string) outcome {
 	out := outcome{reads: reads}
 	if err == nil {
-		out.digest, err = r.digests.ofResult(res)
+		out.digest, err = r.digests.ofResult(res, c.resultWalk)
 	}
 	if err != nil {
 		out.err = err

@@ -153,7 +153,7 @@ func (r *liveRegistry) rerunOne(j *job, i int, start time.Time) time.Time {
 		r.logLate(j, i)
 		return now
 	}
-	j.outs[i] = r.outcomeOf(res, err, rc.rec.readSet(-1, c.reads, j.prev[i]))
+	j.outs[i] = r.outcomeOf(c, res, err, rc.rec.readSet(-1, c.reads, j.prev[i]))
 	if j.outs[i].err != nil {
 		r.logRerunError(q, j.outs[i].err)
 	}
