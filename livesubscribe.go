@@ -242,6 +242,8 @@ func (r *liveRegistry) fileLocked(s *stream, rs *readState, args any, out outcom
 	q := r.queries[key]
 	if q == nil {
 		q = newQuery(key, args, rs.args, out)
+		r.made++
+		q.seq = r.made
 		r.queries[key] = q
 		r.index.add(q, q.reads)
 	} else {
