@@ -1,6 +1,9 @@
 package adapter
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Bursts: notifications wait for the re-run wave they belong to.
 //
@@ -20,9 +23,10 @@ import "time"
 
 const (
 	// holdBurst is how many notifications a held outbox fills before it
-	// is delivered anyway: enough for a burst, and well within mcp-go's
-	// channel of 100.
-	holdBurst = 32
+	// is delivered anyway: the default subscription cap, so that a
+	// session's whole burst waits for its wave, and within mcp-go's
+	// channel of 100, so that the flush hands it over without waiting.
+	holdBurst = DefaultSubscriptionCap
 	// holdMax bounds how long a notification is held while the wave goes
 	// on.
 	holdMax = 5 * time.Millisecond
@@ -31,6 +35,11 @@ const (
 // heldConns are the connections whose notifications wait for the wave.
 type heldConns struct {
 	conns []*conn
+	// ready are the held connections delivered to through their session's
+	// channel, whose outboxes the flush leaves to the goroutine that
+	// flushed, to hand over with the registry's mutex released
+	// (deliverReady); each counts as a delivery under way.
+	ready []*conn
 	// timer flushes them holdMax after the first was held; made once and
 	// reset.
 	timer *time.Timer
@@ -57,11 +66,18 @@ func (r *liveRegistry) holdLocked(c *conn) {
 
 func (r *liveRegistry) flushHeld() {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.flushHeldLocked()
+	ready := r.takeReadyLocked()
+	r.mu.Unlock()
+	r.deliverReady(ready)
 }
 
-// flushHeldLocked starts the delivery of every held connection.
+// flushHeldLocked starts the delivery of every held connection: a
+// goroutine for one served on GET streams; for the others, whose session
+// takes notifications through a channel, the goroutine that flushed hands
+// them over itself, once it has released the registry's mutex
+// (takeReadyLocked, deliverReady): one tight loop over the sessions, as
+// the burst is, rather than a goroutine started for each.
 func (r *liveRegistry) flushHeldLocked() {
 	if len(r.held.conns) == 0 {
 		return
@@ -74,9 +90,26 @@ func (r *liveRegistry) flushHeldLocked() {
 		start := !c.delivering && len(c.queue) > 0 && r.canDeliver(c)
 		c.delivering = c.delivering || start
 		c.mu.Unlock()
-		if start {
+		switch {
+		case !start:
+		case c.streamID != "":
 			r.startDelivery(c)
+		default:
+			r.deliverers.Add(1)
+			r.held.ready = append(r.held.ready, c)
 		}
 	}
 	r.held.conns = r.held.conns[:0]
+}
+
+// takeReadyLocked takes the connections flushHeldLocked left to the
+// caller to deliver to.
+func (r *liveRegistry) takeReadyLocked() []*conn {
+	if len(r.held.ready) == 0 {
+		return nil
+	}
+	ready := slices.Clone(r.held.ready)
+	clear(r.held.ready)
+	r.held.ready = r.held.ready[:0]
+	return ready
 }

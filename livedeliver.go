@@ -54,6 +54,75 @@ func (r *liveRegistry) deliver(c *conn) {
 	}
 }
 
+// deliverReady hands the outboxes of ready, connections that flushHeld
+// marked delivering and counted, to their sessions' channels from the
+// calling goroutine, without waiting: a connection whose channel is full
+// gets a delivery goroutine for the rest, which waits.
+func (r *liveRegistry) deliverReady(ready []*conn) {
+	for _, c := range ready {
+		if done, drop := handOverNow(c); done {
+			r.leave(c, drop)
+		} else {
+			go r.deliver(c)
+		}
+	}
+}
+
+// handOverNow hands c's outbox, oldest first, to its session's channel
+// while the channel takes it without waiting. It reports done when the
+// outbox is empty, or the channel closed (the transport is gone), and c no
+// longer delivering; else what is left waits for a delivery goroutine. drop
+// is deliver's: the registry wants c forgotten. Sending under c's mutex
+// never waits: a full channel ends the loop.
+func handOverNow(c *conn) (done, drop bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if up, ok := c.session.(server.SessionWithStreamableHTTPConfig); ok {
+		up.UpgradeToSSEWhenReceiveNotification()
+	}
+	ch := c.session.NotificationChannel()
+	n, closed := 0, false
+	for _, slot := range c.queue {
+		e := c.slots[slot]
+		if e.note.Method == "" {
+			e.note = e.sb.notification()
+		}
+		var sent bool
+		if sent, closed = trySend(ch, e.note); !sent {
+			break
+		}
+		c.pending[slot>>6] &^= 1 << (slot & 63)
+		n++
+	}
+	c.notified += uint64(n)
+	if closed {
+		n = len(c.queue)
+		clear(c.pending)
+	}
+	c.queue = c.queue[:copy(c.queue, c.queue[n:])]
+	if len(c.queue) > 0 {
+		return false, false
+	}
+	c.delivering = false
+	return true, c.dropLater
+}
+
+// trySend hands n to a session's channel if it has room; closed reports a
+// closed channel.
+func trySend(ch chan<- mcp.JSONRPCNotification, n mcp.JSONRPCNotification) (sent, closed bool) {
+	defer func() {
+		if recover() != nil {
+			sent, closed = false, true
+		}
+	}()
+	select {
+	case ch <- n:
+		return true, false
+	default:
+		return false, false
+	}
+}
+
 // batches are the arrays delivery goroutines take outboxes in: one per
 // goroutine alive, kept for the next.
 var batches = sync.Pool{New: func() any { return new([]*outSlot) }}

@@ -6,7 +6,9 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcplive/adapter/internal/leakcheck"
@@ -61,4 +63,65 @@ func TestRerunsGoOldestFirst(t *testing.T) {
 	}
 	f.close()
 	waitEmpty(t, a)
+}
+
+// At the end of a wave the worker that ended it hands each session's
+// burst over itself (livedeliver.go, handOverNow); a session whose channel
+// cannot take the whole burst gets a delivery goroutine for the rest,
+// which waits for room, and counts as work for WaitIdle until it is done.
+func TestWaveBurstLargerThanTheChannel(t *testing.T) {
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
+	const subs, room = 30, 10
+	st := newItemStore(subs)
+	a := newLiveServer(t, st)
+	f := newFakeClient(t, a, "narrow", room)
+	var uris []string
+	for id := 1; id <= subs; id++ {
+		uris = append(uris, fmt.Sprintf("app://items_show/%d", id))
+	}
+	acked, stop := f.listen(t, uris...)
+	if len(acked) != subs {
+		t.Fatalf("acknowledged %d of %d", len(acked), subs)
+	}
+	defer stop()
+	if got := f.notes(); len(got) != 0 {
+		t.Fatalf("notifications before any change: %v", got)
+	}
+	for id := 1; id <= subs; id++ {
+		st.set(id, "v2")
+	}
+	a.Changed("items")
+
+	// The channel holds room; the rest waits in a delivery goroutine,
+	// which WaitIdle waits for.
+	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := a.WaitIdle(short); err == nil {
+		t.Fatalf("WaitIdle returned with %d notifications the channel had no room for", subs-room)
+	}
+	heard := map[string]int{}
+	deadline := time.After(10 * time.Second)
+	for len(heard) < subs {
+		select {
+		case n := <-f.s.ch:
+			if n.Method == mcp.MethodNotificationResourceUpdated {
+				uri, _ := n.Params.AdditionalFields["uri"].(string)
+				heard[uri]++
+			}
+		case <-deadline:
+			t.Fatalf("heard %d of %d URIs", len(heard), subs)
+		}
+	}
+	waitIdle(t, a)
+	for _, uri := range uris {
+		if heard[uri] != 1 {
+			t.Errorf("%s: %d notifications, want 1", uri, heard[uri])
+		}
+	}
+	if extra := f.notes(); len(extra) != 0 {
+		t.Errorf("more notifications than changes: %v", extra)
+	}
+	if st := a.LiveStats(); st.Notified != subs || st.Pending != 0 {
+		t.Errorf("LiveStats: %d notified, %d pending; want %d, 0", st.Notified, st.Pending, subs)
+	}
 }

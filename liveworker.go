@@ -52,6 +52,12 @@ func (r *liveRegistry) work() {
 	var j job
 	r.mu.Lock()
 	for {
+		if ready := r.takeReadyLocked(); ready != nil {
+			// The wave ended with this job: hand its bursts over.
+			r.mu.Unlock()
+			r.deliverReady(ready)
+			r.mu.Lock()
+		}
 		if !r.nextLocked(&j) {
 			if len(j.obs) == 0 {
 				break
@@ -80,8 +86,10 @@ func (r *liveRegistry) work() {
 	if !r.waveLocked() {
 		r.flushHeldLocked()
 	}
+	ready := r.takeReadyLocked()
 	r.signalLocked()
 	r.mu.Unlock()
+	r.deliverReady(ready)
 }
 
 // report tells the Observer how the job's runs went (liveobserve.go).
@@ -164,7 +172,6 @@ func (r *liveRegistry) rerunOne(j *job, i int, start time.Time) time.Time {
 // those that changed while it ran, and, when the wave is over, delivers
 // what waited for it.
 func (r *liveRegistry) finishLocked(j *job) {
-	r.inflight -= len(j.qs)
 	if !j.fallback {
 		r.reruns += uint64(len(j.qs))
 	}
@@ -212,6 +219,9 @@ func (r *liveRegistry) finishLocked(j *job) {
 			r.queueLocked(q)
 		}
 	}
+	// The job's queries count as running until their notifications are
+	// queued, so that those of the wave's last job wait for its flush too.
+	r.inflight -= len(j.qs)
 	if !r.waveLocked() {
 		r.flushHeldLocked()
 	}
