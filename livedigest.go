@@ -75,12 +75,13 @@ func (ds *digests) walk(v any, rw *resultWalk) (digest, bool) {
 	for i := range w.h {
 		w.h[i].SetSeed(ds.seeds[i])
 	}
-	w.buf = append(w.buf[:0], 1)
 	w.depth = 0
-	if !rw.run(w, v) {
+	b, ok := rw.run(w, append(w.buf[:0], 1), v)
+	if !ok {
 		return digest{}, false
 	}
-	w.h.Write(w.buf)
+	w.h.Write(b)
+	w.buf = b
 	return w.h.sum(), true
 }
 
@@ -91,8 +92,9 @@ func (ds *digests) putWalker(w *walker) {
 	ds.walkers.Put(w)
 }
 
-// walker is the scratch of one walk: the bytes not yet hashed, the hashes,
-// and the depth of pointers and slices it is in.
+// walker is the scratch of one walk: where its bytes go before they are
+// hashed (buf, between walks), the hashes, and the depth of pointers and
+// slices it is in.
 type walker struct {
 	buf   []byte
 	h     hashPair
@@ -102,34 +104,36 @@ type walker struct {
 // walkFlush is how many bytes a walker holds before it hashes them.
 const walkFlush = 8 << 10
 
-func (w *walker) flushIfFull() {
-	if len(w.buf) >= walkFlush {
-		w.h.Write(w.buf)
-		w.buf = w.buf[:0]
+// flushIfFull hashes b, and returns it empty, once it holds walkFlush
+// bytes.
+func (w *walker) flushIfFull(b []byte) []byte {
+	if len(b) >= walkFlush {
+		w.h.Write(b)
+		return b[:0]
 	}
+	return b
 }
 
-// nilMark adds whether a pointer, slice or map is nil (json writes null),
-// and returns isNil.
-func (w *walker) nilMark(isNil bool) bool {
+// nilMark appends whether a pointer or slice is nil (json writes null), or
+// a field left out.
+func nilMark(b []byte, isNil bool) []byte {
 	if isNil {
-		w.buf = append(w.buf, 0)
-	} else {
-		w.buf = append(w.buf, 1)
+		return append(b, 0)
 	}
-	return isNil
+	return append(b, 1)
 }
 
 // elems walks the n elements of size bytes from p, of a slice or an
 // array.
-func (w *walker) elems(elem walkFunc, p unsafe.Pointer, size uintptr, n int) bool {
+func (w *walker) elems(elem walkFunc, b []byte, p unsafe.Pointer, size uintptr, n int) ([]byte, bool) {
+	ok := true
 	for i := range n {
-		if !elem(w, unsafe.Add(p, uintptr(i)*size)) {
-			return false
+		if b, ok = elem(w, b, unsafe.Add(p, uintptr(i)*size)); !ok {
+			break
 		}
-		w.flushIfFull()
+		b = w.flushIfFull(b)
 	}
-	return true
+	return b, ok
 }
 
 // ofError is the digest of a failed run: the same failure, the same

@@ -49,10 +49,13 @@ import (
 // can write alike; the walk tells them apart. A client may then hear of a
 // change it cannot see; it never misses one.
 
-// walkFunc adds what json would write of the value at p to w; false when
-// json would fail or the value is too deep, and the whole result is to be
-// digested as JSON.
-type walkFunc func(w *walker, p unsafe.Pointer) bool
+// walkFunc appends to b what json would write of the value at p, and
+// returns b; false when json would fail or the value is too deep, and the
+// whole result is to be digested as JSON. The bytes travel as an argument,
+// not in the walker: stored in it, every append was a pointer written to
+// the heap, which the garbage collector's write barrier taxed while it
+// marked (an eighth of a fan-out's CPU).
+type walkFunc func(w *walker, b []byte, p unsafe.Pointer) ([]byte, bool)
 
 // resultWalk is the walk of one result type, made when its command is
 // declared.
@@ -83,14 +86,14 @@ func newResultWalk(t reflect.Type) *resultWalk {
 
 // run walks v, of type rw.typ, into w: through a copy in scratch memory,
 // so that the walk reads it by pointer.
-func (rw *resultWalk) run(w *walker, v any) bool {
+func (rw *resultWalk) run(w *walker, b []byte, v any) ([]byte, bool) {
 	sp := rw.scratch.Get()
 	scratch := reflect.ValueOf(sp)
 	scratch.Elem().Set(reflect.ValueOf(v))
-	ok := rw.walk(w, scratch.UnsafePointer())
+	b, ok := rw.walk(w, b, scratch.UnsafePointer())
 	scratch.Elem().SetZero() // keep nothing of the result alive
 	rw.scratch.Put(sp)
-	return ok
+	return b, ok
 }
 
 // walkKey is a type, at an addressable place or not: json calls a pointer
@@ -166,7 +169,7 @@ func (p *walkPlanner) make(t reflect.Type, addr bool) walkFunc {
 	case reflect.Map, reflect.Interface:
 		return walkJSON(t, addr)
 	default: // channels, functions, complex numbers: json fails
-		return func(*walker, unsafe.Pointer) bool { return false }
+		return func(_ *walker, b []byte, _ unsafe.Pointer) ([]byte, bool) { return b, false }
 	}
 }
 
@@ -197,17 +200,21 @@ func (p *walkPlanner) structWalk(t reflect.Type, addr bool) walkFunc {
 		names[name] = true
 		fields = append(fields, walkField{sf.Offset, p.of(sf.Type, addr), omit})
 	}
-	return func(w *walker, p unsafe.Pointer) bool {
+	return func(w *walker, b []byte, p unsafe.Pointer) ([]byte, bool) {
+		ok := true
 		for _, f := range fields {
 			fp := unsafe.Add(p, f.offset)
-			if f.omit != nil && w.nilMark(f.omit(fp)) {
-				continue
+			if f.omit != nil {
+				omitted := f.omit(fp)
+				if b = nilMark(b, omitted); omitted {
+					continue
+				}
 			}
-			if !(*f.walk)(w, fp) {
-				return false
+			if b, ok = (*f.walk)(w, b, fp); !ok {
+				break
 			}
 		}
-		return true
+		return b, ok
 	}
 }
 
@@ -262,104 +269,92 @@ func isEmpty(v reflect.Value) bool {
 
 // Booleans and integers: their bytes, as they are in memory.
 
-func walkFixed1(w *walker, p unsafe.Pointer) bool {
-	w.buf = append(w.buf, *(*uint8)(p))
-	return true
+func walkFixed1(_ *walker, b []byte, p unsafe.Pointer) ([]byte, bool) {
+	return append(b, *(*uint8)(p)), true
 }
 
-func walkFixed2(w *walker, p unsafe.Pointer) bool {
-	w.buf = binary.LittleEndian.AppendUint16(w.buf, *(*uint16)(p))
-	return true
+func walkFixed2(_ *walker, b []byte, p unsafe.Pointer) ([]byte, bool) {
+	return binary.LittleEndian.AppendUint16(b, *(*uint16)(p)), true
 }
 
-func walkFixed4(w *walker, p unsafe.Pointer) bool {
-	w.buf = binary.LittleEndian.AppendUint32(w.buf, *(*uint32)(p))
-	return true
+func walkFixed4(_ *walker, b []byte, p unsafe.Pointer) ([]byte, bool) {
+	return binary.LittleEndian.AppendUint32(b, *(*uint32)(p)), true
 }
 
-func walkFixed8(w *walker, p unsafe.Pointer) bool {
-	w.buf = binary.LittleEndian.AppendUint64(w.buf, *(*uint64)(p))
-	return true
+func walkFixed8(_ *walker, b []byte, p unsafe.Pointer) ([]byte, bool) {
+	return binary.LittleEndian.AppendUint64(b, *(*uint64)(p)), true
 }
 
 // Floats: their bits. json writes the shortest text that reads back as the
 // same float, so two floats write alike only when equal (and -0 apart from
 // 0, as json does). NaN and the infinities json refuses.
 
-func walkFloat64(w *walker, p unsafe.Pointer) bool {
+func walkFloat64(_ *walker, b []byte, p unsafe.Pointer) ([]byte, bool) {
 	f := *(*float64)(p)
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return false
+		return b, false
 	}
-	w.buf = binary.LittleEndian.AppendUint64(w.buf, math.Float64bits(f))
-	return true
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(f)), true
 }
 
-func walkFloat32(w *walker, p unsafe.Pointer) bool {
+func walkFloat32(_ *walker, b []byte, p unsafe.Pointer) ([]byte, bool) {
 	f := *(*float32)(p)
 	if f64 := float64(f); math.IsNaN(f64) || math.IsInf(f64, 0) {
-		return false
+		return b, false
 	}
-	w.buf = binary.LittleEndian.AppendUint32(w.buf, math.Float32bits(f))
-	return true
+	return binary.LittleEndian.AppendUint32(b, math.Float32bits(f)), true
 }
 
 // Strings and bytes: their length, then their bytes.
 
-func walkString(w *walker, p unsafe.Pointer) bool {
+func walkString(w *walker, b []byte, p unsafe.Pointer) ([]byte, bool) {
 	s := *(*string)(p)
-	w.buf = binary.AppendUvarint(w.buf, uint64(len(s)))
-	w.buf = append(w.buf, s...)
-	w.flushIfFull()
-	return true
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return w.flushIfFull(append(b, s...)), true
 }
 
-func walkBytes(w *walker, p unsafe.Pointer) bool {
-	b := *(*[]byte)(p)
-	if w.nilMark(b == nil) {
-		return true
+func walkBytes(w *walker, b []byte, p unsafe.Pointer) ([]byte, bool) {
+	v := *(*[]byte)(p)
+	if b = nilMark(b, v == nil); v == nil {
+		return b, true
 	}
-	w.buf = binary.AppendUvarint(w.buf, uint64(len(b)))
-	w.buf = append(w.buf, b...)
-	w.flushIfFull()
-	return true
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return w.flushIfFull(append(b, v...)), true
 }
 
 // walkJSON is the walk that adds the JSON json writes of a t, length
 // first: of its address at an addressable place, as json would call a
 // pointer method there, else of a copy.
 func walkJSON(t reflect.Type, addr bool) walkFunc {
-	return func(w *walker, p unsafe.Pointer) bool {
+	return func(w *walker, b []byte, p unsafe.Pointer) ([]byte, bool) {
 		v := reflect.NewAt(t, p)
 		if !addr {
 			v = v.Elem()
 		}
-		b, err := json.Marshal(v.Interface())
+		j, err := json.Marshal(v.Interface())
 		if err != nil {
-			return false
+			return b, false
 		}
-		w.buf = binary.AppendUvarint(w.buf, uint64(len(b)))
-		w.buf = append(w.buf, b...)
-		w.flushIfFull()
-		return true
+		b = binary.AppendUvarint(b, uint64(len(j)))
+		return w.flushIfFull(append(b, j...)), true
 	}
 }
 
 // walkPointer is the walk of a pointer: whether it is nil, then what it
 // points to, one level deeper.
 func walkPointer(elem *walkFunc) walkFunc {
-	return func(w *walker, p unsafe.Pointer) bool {
+	return func(w *walker, b []byte, p unsafe.Pointer) ([]byte, bool) {
 		to := *(*unsafe.Pointer)(p)
-		if w.nilMark(to == nil) {
-			return true
+		if b = nilMark(b, to == nil); to == nil {
+			return b, true
 		}
 		if w.depth >= maxWalkDepth {
-			return false
+			return b, false
 		}
 		w.depth++
-		ok := (*elem)(w, to)
+		b, ok := (*elem)(w, b, to)
 		w.depth--
-		return ok
+		return b, ok
 	}
 }
 
@@ -367,19 +362,19 @@ func walkPointer(elem *walkFunc) walkFunc {
 // its elements (of size bytes each), one level deeper. Every slice has the
 // layout of a []byte, whose length counts elements.
 func walkSlice(elem *walkFunc, size uintptr) walkFunc {
-	return func(w *walker, p unsafe.Pointer) bool {
+	return func(w *walker, b []byte, p unsafe.Pointer) ([]byte, bool) {
 		s := *(*[]byte)(p)
-		if w.nilMark(s == nil) {
-			return true
+		if b = nilMark(b, s == nil); s == nil {
+			return b, true
 		}
-		w.buf = binary.AppendUvarint(w.buf, uint64(len(s)))
+		b = binary.AppendUvarint(b, uint64(len(s)))
 		if w.depth >= maxWalkDepth {
-			return false
+			return b, false
 		}
 		w.depth++
-		ok := w.elems(*elem, unsafe.Pointer(unsafe.SliceData(s)), size, len(s))
+		b, ok := w.elems(*elem, b, unsafe.Pointer(unsafe.SliceData(s)), size, len(s))
 		w.depth--
-		return ok
+		return b, ok
 	}
 }
 
@@ -387,5 +382,5 @@ func walkSlice(elem *walkFunc, size uintptr) walkFunc {
 // counts no depth for it (an array cannot hold itself but through a
 // pointer or a slice).
 func walkArray(elem *walkFunc, size uintptr, n int) walkFunc {
-	return func(w *walker, p unsafe.Pointer) bool { return w.elems(*elem, p, size, n) }
+	return func(w *walker, b []byte, p unsafe.Pointer) ([]byte, bool) { return w.elems(*elem, b, p, size, n) }
 }
