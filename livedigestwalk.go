@@ -35,14 +35,14 @@ import (
 //
 // Where json fails (NaN, a channel, a cycle), the walk gives up and the
 // result is digested as JSON, so that the error is json's word for word.
-// A pointer, slice or array deeper than json's cycle check is given up on
-// too: a deep but finite value is digested as JSON.
+// Pointers and slices nested deeper than json's cycle check are given up
+// on too: a deep but finite value is digested as JSON.
 //
 // The walk reads the values through unsafe pointers, at the offsets and
 // sizes reflect gives for the type when the walk is made: a reflect.Value
-// for every field made the walk about 1.6 times slower. It only reads, and only
-// memory of the value's own type; a result's top level, which json sees
-// unaddressable, is copied into scratch memory of its type first.
+// for every field made the walk about 1.6 times slower. It only reads, and
+// only memory of the value's own type; a result's top level, which json
+// sees unaddressable, is copied into scratch memory of its type first.
 //
 // One difference, in the safe direction: json writes every invalid UTF-8
 // byte of a string as U+FFFD, so two strings invalid in different ways
@@ -54,7 +54,7 @@ import (
 // whole result is to be digested as JSON. The bytes travel as an argument,
 // not in the walker: stored in it, every append was a pointer written to
 // the heap, which the garbage collector's write barrier taxed while it
-// marked (an eighth of a fan-out's CPU).
+// marked (7.5% of the CPU of the NoChange benchmark).
 type walkFunc func(w *walker, b []byte, p unsafe.Pointer) ([]byte, bool)
 
 // resultWalk is the walk of one result type, made when its command is
