@@ -72,16 +72,19 @@ func (ds *digests) ofJSON(v any) (digest, error) {
 func (ds *digests) walk(v any, rw *resultWalk) (digest, bool) {
 	w := ds.walkers.Get().(*walker)
 	defer ds.putWalker(w)
-	for i := range w.h {
-		w.h[i].SetSeed(ds.seeds[i])
-	}
-	w.depth = 0
+	w.seeds, w.flushed, w.depth = &ds.seeds, false, 0
 	b, ok := rw.run(w, append(w.buf[:0], 1), v)
 	if !ok {
 		return digest{}, false
 	}
-	w.h.Write(b)
 	w.buf = b
+	if !w.flushed {
+		// All in one buffer, the common case: maphash.Bytes is what
+		// Hash.Write and Sum64 would give, in one pass rather than one
+		// for every 128 bytes.
+		return digest{maphash.Bytes(ds.seeds[0], b), maphash.Bytes(ds.seeds[1], b)}, true
+	}
+	w.h.Write(b)
 	return w.h.sum(), true
 }
 
@@ -96,9 +99,13 @@ func (ds *digests) putWalker(w *walker) {
 // hashed (buf, between walks), the hashes, and the depth of pointers and
 // slices it is in.
 type walker struct {
-	buf   []byte
-	h     hashPair
-	depth int
+	buf []byte
+	h   hashPair
+	// seeds are the registry's; flushed, that h has been seeded and
+	// written to.
+	seeds   *[2]maphash.Seed
+	flushed bool
+	depth   int
 }
 
 // walkFlush is how many bytes a walker holds before it hashes them.
@@ -107,11 +114,17 @@ const walkFlush = 8 << 10
 // flushIfFull hashes b, and returns it empty, once it holds walkFlush
 // bytes.
 func (w *walker) flushIfFull(b []byte) []byte {
-	if len(b) >= walkFlush {
-		w.h.Write(b)
-		return b[:0]
+	if len(b) < walkFlush {
+		return b
 	}
-	return b
+	if !w.flushed {
+		for i := range w.h {
+			w.h[i].SetSeed(w.seeds[i])
+		}
+		w.flushed = true
+	}
+	w.h.Write(b)
+	return b[:0]
 }
 
 // nilMark appends whether a pointer or slice is nil (json writes null), or

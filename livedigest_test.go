@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -639,5 +640,33 @@ func checkDigestDeepButFinite(t *testing.T, form digestForm) {
 	loop.Next = loop
 	if _, err := form.of(loop); !errors.As(err, &jerr) {
 		t.Fatalf("cycle: %v", err)
+	}
+}
+
+// A walk longer than the walker's buffer is hashed as it goes
+// (walkFlush): the digest must not depend on where the buffer was cut, and
+// must see a change on either side of a cut.
+func TestDigestOfLargeResults(t *testing.T) {
+	ds := newDigests()
+	for _, n := range []int{walkFlush/12 - 1, walkFlush / 12, walkFlush/12 + 1, 3 * walkFlush / 12} {
+		tags := make([]string, n)
+		for i := range tags {
+			tags[i] = fmt.Sprintf("tag-%06d", i) // 10 bytes, 11 with its length
+		}
+		v := dFlat{Tags: tags}
+		d, err := ds.ofResult(v, walkOf(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again, _ := ds.ofResult(dFlat{Tags: slices.Clone(tags)}, walkOf(v)); again != d {
+			t.Errorf("%d tags: a copy has another digest", n)
+		}
+		for _, at := range []int{0, n / 2, n - 1} {
+			changed := slices.Clone(tags)
+			changed[at] = "tag-xxxxxx"
+			if dc, _ := ds.ofResult(dFlat{Tags: changed}, walkOf(v)); dc == d {
+				t.Errorf("%d tags: tag %d changed, the digest did not", n, at)
+			}
+		}
 	}
 }
