@@ -299,7 +299,12 @@ func checkDigestTellsApart(t *testing.T, c *choices, ds *digests) {
 }
 
 // checkDigestPair checks that form errs where json does, and that
-// different JSON gives different digests.
+// different JSON gives different digests. The walk only ever compares
+// results of its command's one type (a command whose result type is an
+// interface has none), so two values of different types are no pair for
+// it: the string "1" and json.RawMessage(`1`) walk alike (a length of one,
+// the byte '1'), where json writes "1" and 1. The fuzzer found that pair
+// (testdata/fuzz).
 func checkDigestPair(t *testing.T, form digestForm, pair [2]any) {
 	t.Helper()
 	j1, err1 := json.Marshal(pair[0])
@@ -308,6 +313,9 @@ func checkDigestPair(t *testing.T, form digestForm, pair [2]any) {
 	d2, derr2 := form.of(pair[1])
 	if (err1 == nil) != (derr1 == nil) || (err2 == nil) != (derr2 == nil) {
 		t.Fatalf("%s: json errors %v, %v; digest errors %v, %v", form.name, err1, err2, derr1, derr2)
+	}
+	if form.name == "walk" && reflect.TypeOf(pair[0]) != reflect.TypeOf(pair[1]) {
+		return
 	}
 	if err1 == nil && err2 == nil && !bytes.Equal(j1, j2) && d1 == d2 {
 		t.Fatalf("%s: same digest for different JSON:\n%s\n%s", form.name, j1, j2)
