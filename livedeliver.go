@@ -77,18 +77,11 @@ func (r *liveRegistry) deliverReady(ready []*conn) {
 func handOverNow(c *conn) (done, drop bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if up, ok := c.session.(server.SessionWithStreamableHTTPConfig); ok {
-		up.UpgradeToSSEWhenReceiveNotification()
-	}
-	ch := c.session.NotificationChannel()
+	ch := channelFor(c)
 	n, closed := 0, false
 	for _, slot := range c.queue {
-		e := c.slots[slot]
-		if e.note.Method == "" {
-			e.note = e.sb.notification()
-		}
 		var sent bool
-		if sent, closed = trySend(ch, e.note); !sent {
+		if sent, closed = trySend(ch, c.slotLocked(slot).note); !sent {
 			break
 		}
 		c.pending[slot>>6] &^= 1 << (slot & 63)
@@ -105,6 +98,16 @@ func handOverNow(c *conn) (done, drop bool) {
 	}
 	c.delivering = false
 	return true, c.dropLater
+}
+
+// channelFor is the channel of c's session, made ready to carry
+// notifications: what mcp-go does before it sends one itself, so that a
+// POST under way answers as an event stream, which can carry it.
+func channelFor(c *conn) chan<- mcp.JSONRPCNotification {
+	if up, ok := c.session.(server.SessionWithStreamableHTTPConfig); ok {
+		up.UpgradeToSSEWhenReceiveNotification()
+	}
+	return c.session.NotificationChannel()
 }
 
 // trySend hands n to a session's channel if it has room; closed reports a
@@ -183,12 +186,7 @@ func (r *liveRegistry) detachStream(gs *getStream) {
 // handOver hands the batch's notifications to c's session, and returns how
 // many it handed over.
 func handOver(c *conn, batch []*outSlot) (sent uint64) {
-	if up, ok := c.session.(server.SessionWithStreamableHTTPConfig); ok {
-		// What mcp-go does before it sends a notification itself: a POST
-		// under way answers as an event stream, so it can carry it.
-		up.UpgradeToSSEWhenReceiveNotification()
-	}
-	ch := c.session.NotificationChannel()
+	ch := channelFor(c)
 	for _, e := range batch {
 		ok, closed := send(ch, c.done, e.note, e.done)
 		if closed {
@@ -248,16 +246,14 @@ func (r *liveRegistry) putBack(c *conn, rest []*outSlot) {
 // whether n was handed over, and whether the channel was closed: the
 // transport is gone.
 func send(ch chan<- mcp.JSONRPCNotification, done <-chan struct{}, n mcp.JSONRPCNotification, streamDone <-chan struct{}) (sent, closed bool) {
+	if sent, closed = trySend(ch, n); sent || closed {
+		return sent, closed // the common case, without waiting
+	}
 	defer func() {
 		if recover() != nil {
 			sent, closed = false, true
 		}
 	}()
-	select {
-	case ch <- n: // the common case, without waiting
-		return true, false
-	default:
-	}
 	select {
 	case ch <- n:
 		return true, false

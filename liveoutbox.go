@@ -90,15 +90,21 @@ func (c *conn) pendingLocked(slot int32) bool {
 	return c.pending[slot>>6]&(1<<(slot&63)) != 0
 }
 
+// slotLocked is the slot of a queued notification, its notification made
+// at the first delivery. c.mu is held.
+func (c *conn) slotLocked(slot int32) *outSlot {
+	e := c.slots[slot]
+	if e.note.Method == "" {
+		e.note = e.sb.notification()
+	}
+	return e
+}
+
 // takeLocked empties the outbox into batch, as the notifications to hand
 // over, and returns it. c.mu is held.
 func (c *conn) takeLocked(batch []*outSlot) []*outSlot {
 	for _, slot := range c.queue {
-		e := c.slots[slot]
-		if e.note.Method == "" {
-			e.note = e.sb.notification()
-		}
-		batch = append(batch, e)
+		batch = append(batch, c.slotLocked(slot))
 	}
 	c.queue = c.queue[:0]
 	clear(c.pending)
