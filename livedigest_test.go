@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -351,6 +352,12 @@ func TestDigestCases(t *testing.T) {
 		"flat: times":                 {dFlat{When: time.Unix(1, 0).UTC()}, dFlat{When: time.Unix(2, 0).UTC()}},
 		"recursive type": {
 			&cyclic{Next: &cyclic{}}, &cyclic{Next: &cyclic{Next: &cyclic{}}}},
+		// json calls the method of a nil pointer held in a field of
+		// interface type, and writes null for a nil interface.
+		"nil pointer in a marshaler field": {
+			holdsMarshaler{M: (*nilMarshaler)(nil)}, holdsMarshaler{}},
+		"nil pointer in a text marshaler field": {
+			holdsTextMarshaler{M: (*nilMarshaler)(nil)}, holdsTextMarshaler{}},
 	} {
 		j1, _ := json.Marshal(pair[0])
 		j2, _ := json.Marshal(pair[1])
@@ -531,7 +538,11 @@ func TestDigestSameJSONSameDigest(t *testing.T) {
 		"json.Number":            {json.Number(""), json.Number("0")},
 		"omitzero by IsZero":     {zeroByMethod{Z: evenIsZero{2}}, zeroByMethod{Z: evenIsZero{4}}},
 		"two fields of one name": {sameName{X: 1, Y: 2}, sameName{Y: 2}},
-		"RawMessage spacing":     {dFlat{Any: json.RawMessage(`[1, 2]`)}, dFlat{Any: json.RawMessage(`[1,2]`)}},
+		"a tag name json rejects": {
+			invalidTagName{X: 1, Y: 2}, invalidTagName{Y: 2}},
+		"an int and a field json leaves out": {
+			intThenSkipped{A: 1, B: true}, intThenSkipped{A: 1}},
+		"RawMessage spacing": {dFlat{Any: json.RawMessage(`[1, 2]`)}, dFlat{Any: json.RawMessage(`[1,2]`)}},
 		"time zones of one offset": {
 			dFlat{When: time.Unix(0, 0).In(digestZones[1])}, dFlat{When: time.Unix(0, 0).In(digestZones[2])}},
 	} {
@@ -558,6 +569,46 @@ type zeroByMethod struct {
 type sameName struct {
 	X int
 	Y int `json:"X"`
+}
+
+// invalidTagName's X has a tag name json rejects ('), so json names it X,
+// as Y's tag does, and writes Y alone.
+type invalidTagName struct {
+	X int `json:"x'"`
+	Y int `json:"X"`
+}
+
+// intThenSkipped: where an int is 4 bytes (386, arm), B follows A within
+// what an 8-byte read would take.
+type intThenSkipped struct {
+	A int  `json:"a"`
+	B bool `json:"-"`
+}
+
+// nilMarshaler marshals a nil receiver too, as json lets a method do when
+// the pointer is held in an interface.
+type nilMarshaler struct{}
+
+func (m *nilMarshaler) MarshalJSON() ([]byte, error) {
+	if m == nil {
+		return []byte(`"nil"`), nil
+	}
+	return []byte(`"set"`), nil
+}
+
+func (m *nilMarshaler) MarshalText() ([]byte, error) {
+	if m == nil {
+		return []byte("nil"), nil
+	}
+	return []byte("set"), nil
+}
+
+type holdsMarshaler struct {
+	M json.Marshaler `json:"m"`
+}
+
+type holdsTextMarshaler struct {
+	M encoding.TextMarshaler `json:"m"`
 }
 
 func checkSameDigest(t *testing.T, name string, forms []digestForm, pair [2]any) {

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"unicode"
 	"unsafe"
 )
 
@@ -144,7 +145,12 @@ func (p *walkPlanner) make(t reflect.Type, addr bool) walkFunc {
 		return walkFixed2
 	case reflect.Int32, reflect.Uint32:
 		return walkFixed4
-	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Uint64, reflect.Uintptr:
+	case reflect.Int64, reflect.Uint64:
+		return walkFixed8
+	case reflect.Int, reflect.Uint, reflect.Uintptr:
+		if t.Size() == 4 { // 386, arm: reading 8 bytes would read past it
+			return walkFixed4
+		}
 		return walkFixed8
 	case reflect.Float32:
 		return walkFloat32
@@ -175,8 +181,10 @@ func (p *walkPlanner) make(t reflect.Type, addr bool) walkFunc {
 
 // structWalk walks the fields json writes, in order, each after whether
 // json leaves it out (omitempty, omitzero); json's own for a struct whose
-// fields it promotes or omits by method, or one where two fields share a
-// name (json writes one of them, or neither).
+// fields it promotes or omits by method, one where two fields share a
+// name (json writes one of them, or neither), or one with a tag name the
+// walk does not vouch for (json names a field whose tag name it rejects
+// after the field).
 func (p *walkPlanner) structWalk(t reflect.Type, addr bool) walkFunc {
 	var fields []walkField
 	names := map[string]bool{}
@@ -194,7 +202,7 @@ func (p *walkPlanner) structWalk(t reflect.Type, addr bool) walkFunc {
 		if name == "" {
 			name = sf.Name
 		}
-		if names[name] {
+		if !plainName(name) || names[name] {
 			return walkJSON(t, addr)
 		}
 		names[name] = true
@@ -322,13 +330,29 @@ func walkBytes(w *walker, b []byte, p unsafe.Pointer) ([]byte, bool) {
 	return w.flushIfFull(append(b, v...)), true
 }
 
+// plainName reports whether name is made of letters, digits, '-', '_' and
+// '.' only: a name json takes as the tag gives it. json takes more, and
+// rejects some; for any other name the walk leaves the struct to json.
+func plainName(name string) bool {
+	for _, r := range name {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !strings.ContainsRune("-_.", r) {
+			return false
+		}
+	}
+	return true
+}
+
 // walkJSON is the walk that adds the JSON json writes of a t, length
 // first: of its address at an addressable place, as json would call a
 // pointer method there, else of a copy.
 func walkJSON(t reflect.Type, addr bool) walkFunc {
 	return func(w *walker, b []byte, p unsafe.Pointer) ([]byte, bool) {
 		v := reflect.NewAt(t, p)
-		if !addr {
+		if !addr && t.Kind() != reflect.Interface {
+			// Of an interface, the pointer: marshaled by itself, the
+			// value would be its dynamic value, and json writes a nil
+			// pointer there as null, where in a field of interface type
+			// it calls the pointer's method.
 			v = v.Elem()
 		}
 		j, err := json.Marshal(v.Interface())
