@@ -43,9 +43,10 @@ func (r *liveRegistry) deliver(c *conn) {
 			return
 		}
 		batch = c.takeLocked(batch[:0])
+		onStream := c.streamID != ""
 		c.mu.Unlock()
 
-		if c.streamID != "" {
+		if onStream {
 			sent = r.writeToStream(c, batch)
 		} else {
 			sent = handOver(c, batch)

@@ -363,6 +363,9 @@ type fakeClient struct {
 	streams []context.CancelFunc
 	wg      sync.WaitGroup
 	backlog []mcp.JSONRPCNotification // taken while waiting for an acknowledgement
+	// edge: the session is a Streamable HTTP one (edgeSession) whose
+	// requests come through HTTPHandler.
+	edge bool
 }
 
 // newFakeClient registers a session with room for buffer notifications.
@@ -377,6 +380,9 @@ func newFakeClient(t testingT, a *Adapter, id string, buffer int) *fakeClient {
 }
 
 func (f *fakeClient) ctx() context.Context {
+	if f.edge {
+		return withHTTPEdge(f.a.Server().WithContext(context.Background(), edgeSession{f.s}))
+	}
 	return f.a.Server().WithContext(context.Background(), f.s)
 }
 

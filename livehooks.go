@@ -80,7 +80,11 @@ func (a *Adapter) listenHook(ctx context.Context, id any, req *mcp.Subscriptions
 			continue // mcp-go refuses the request: it needs a session
 		}
 		if s == nil {
-			s = r.openListen(ctx, session, id, req)
+			if s = r.openListen(ctx, session, id, req); s == nil {
+				r.refused.Add(1)
+				a.logger.DebugContext(ctx, "adapter: subscription not acknowledged", "uri", uri, "reason", errListenBesideGET)
+				continue
+			}
 		}
 		if err := r.subscribe(ctx, rs, func() (*stream, *rpcError) { return s, nil }); err != nil {
 			r.refused.Add(1)

@@ -47,7 +47,9 @@ type conn struct {
 	held bool
 	// streamID, when not "", is the ID of a legacy Streamable HTTP session
 	// served through HTTPHandler: its notifications go to the session's GET
-	// stream (httpstream.go), not to its channel.
+	// stream (httpstream.go), not to its channel. Set once, before any
+	// listen stream, under both the registry's mutex and mu, so that
+	// either lock reads it.
 	streamID string
 
 	// nextSlot and freeSlots hand out the slots of its subscriptions
@@ -311,11 +313,20 @@ func (r *liveRegistry) removeSubLocked(sb *sub) {
 	r.signalLocked()
 }
 
-// openListen makes the stream of a subscriptions/listen request.
+// errListenBesideGET is why a listen stream is refused on a session whose
+// resources/subscribe subscriptions are delivered on its GET stream (a
+// conn delivers one way for its life).
+const errListenBesideGET = "this session takes notifications on its GET stream (resources/subscribe); listen after those subscriptions end"
+
+// openListen makes the stream of a subscriptions/listen request, or
+// returns nil when session delivers on its GET stream.
 func (r *liveRegistry) openListen(ctx context.Context, session server.ClientSession, id any, req *mcp.SubscriptionsListenRequest) *stream {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := r.connLocked(session)
+	if c.streamID != "" {
+		return nil
+	}
 	s := &stream{c: c, id: id, done: ctx.Done(), req: req, subs: make(map[string]*sub), closer: listenCloserFrom(ctx)}
 	c.streams[s] = struct{}{}
 	return s
@@ -396,12 +407,23 @@ func (r *liveRegistry) openLegacy(ctx context.Context, session server.ClientSess
 			}
 		}
 		c := r.connLocked(session)
+		if _, isHTTP := session.(server.SessionWithStreamableHTTPConfig); viaEdge && isHTTP && c.streamID == "" && session.SessionID() != "" {
+			if len(c.streams) > 0 {
+				// A conn delivers one way for its life: its listen streams
+				// take their notifications through the session, and the
+				// GET stream would take them all.
+				return nil, &rpcError{
+					Code:    mcp.INVALID_REQUEST,
+					Message: "resources/subscribe: this session takes notifications on subscriptions/listen streams; subscribe there, or after they end",
+				}
+			}
+			c.mu.Lock()
+			c.streamID = session.SessionID()
+			c.mu.Unlock()
+			r.streamConns[c.streamID] = c
+		}
 		if c.legacy == nil {
 			c.legacy = &stream{c: c, subs: make(map[string]*sub)}
-		}
-		if _, isHTTP := session.(server.SessionWithStreamableHTTPConfig); viaEdge && isHTTP && c.streamID == "" && session.SessionID() != "" {
-			c.streamID = session.SessionID()
-			r.streamConns[c.streamID] = c
 		}
 		return c.legacy, nil
 	}
