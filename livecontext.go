@@ -4,17 +4,14 @@ import (
 	"context"
 	"sync"
 	"time"
-
-	"github.com/mcplive/adapter/middleware"
 )
 
 // runContext is the context of one re-run of a live query, or of one
 // batched re-run of several (livebatch.go). It behaves as
 // context.WithTimeout(values, d) would, cancelled besides when the
 // registry drops the queries it runs for or Close gives up on it, and it
-// carries the run's read recorder and middleware.Call in the same
-// allocation. values is the registry's: a context with origin Live and
-// nothing else, made once.
+// carries the run's read recorder. values is the registry's: a context
+// with origin Live and nothing else, made once.
 //
 // Why not context.WithTimeout: arming a timer for every re-run, and filing
 // the context under its query's, was a tenth of a fan-out's CPU, and most
@@ -22,30 +19,64 @@ import (
 // before any deadline. So the timer is armed only when someone asks for
 // Done, by making the context it stands for then; until then Err reads the
 // clock.
+//
+// Why so small: one is made for every re-run, and its bytes pace the
+// garbage collector. With the read recorder and the middleware.Call
+// inside, it was 288 bytes, a sixth of what the fan-out benchmark
+// allocates. So the recorder is the worker's, reused from run to run
+// (rec, with gen telling this run's reports from those of a context a
+// command kept), the Call is the query's (query.call), and the rest fits
+// in 80 bytes.
 type runContext struct {
 	values   context.Context
 	deadline time.Time
-	rec      readRecorder
-	call     middleware.Call
+	// rec records the run's reads while its generation is gen.
+	rec *readRecorder
+	gen uint64
+
+	mu sync.Mutex
 	// members counts the queries the run is for that are still
 	// subscribed; the run is cancelled when none is left. Guarded by the
 	// registry's mutex.
-	members int
-
-	mu sync.Mutex
+	members int32
+	// ended is why the run ended before inner was made.
+	ended runEnd
 	// inner is the context this one stands for, made at the first Done.
-	inner       context.Context
-	cancelInner context.CancelFunc
-	// err is why the run ended before inner was made.
-	err error
+	inner *innerContext
 }
 
-// newRunContext makes the context of a run for members queries; begin
+// innerContext is the context a runContext stands for once someone asked
+// for Done.
+type innerContext struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// runEnd is why a run's context ended: not yet, cancelled, or past its
+// deadline.
+type runEnd uint8
+
+const (
+	runLive runEnd = iota
+	runCanceled
+	runDeadline
+)
+
+func (e runEnd) err() error {
+	switch e {
+	case runCanceled:
+		return context.Canceled
+	case runDeadline:
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// newRunContext makes the context of a run for members queries, which
+// records its reads in rec (the worker's, started for this run); begin
 // starts its clock.
-func newRunContext(values context.Context, members int) *runContext {
-	rc := &runContext{values: values, members: members}
-	rc.rec.keys = rc.rec.small[:0]
-	return rc
+func newRunContext(values context.Context, members int, rec *readRecorder) *runContext {
+	return &runContext{values: values, members: int32(members), rec: rec, gen: rec.start()}
 }
 
 // begin sets the deadline, timeout from start, as the run begins: a query
@@ -68,12 +99,13 @@ func (rc *runContext) Done() <-chan struct{} {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.inner == nil {
-		rc.inner, rc.cancelInner = context.WithDeadline(rc.values, rc.deadline)
-		if rc.err != nil {
-			rc.cancelInner()
+		ctx, cancel := context.WithDeadline(rc.values, rc.deadline)
+		rc.inner = &innerContext{ctx, cancel}
+		if rc.ended != runLive {
+			cancel()
 		}
 	}
-	return rc.inner.Done()
+	return rc.inner.ctx.Done()
 }
 
 func (rc *runContext) Err() error {
@@ -81,23 +113,26 @@ func (rc *runContext) Err() error {
 	defer rc.mu.Unlock()
 	switch {
 	case rc.inner != nil:
-		return rc.inner.Err()
-	case rc.err != nil:
-		return rc.err
+		return rc.inner.ctx.Err()
+	case rc.ended != runLive:
+		return rc.ended.err()
 	case !time.Now().Before(rc.deadline):
-		// No one holds Done, so none is open that would contradict it.
+		// No one holds Done, so none is open that would contradict it;
+		// and from now on it stays the error, as a context's does.
+		rc.ended = runDeadline
 		return context.DeadlineExceeded
 	}
 	return nil
 }
 
-// Value answers the read recorder's key; other keys are the inner
+// Value answers the read recorder's key with rc itself, whose record
+// checks that the recorder still records this run; other keys are the inner
 // context's, once made, so that a context derived from this one finds its
 // cancellation there, as it would on a context of package context, and
 // needs no goroutine to follow it; until then, values'.
 func (rc *runContext) Value(key any) any {
 	if key == (readRecorderKey{}) {
-		return &rc.rec
+		return rc
 	}
 	rc.mu.Lock()
 	inner := rc.inner
@@ -105,8 +140,12 @@ func (rc *runContext) Value(key any) any {
 	if inner == nil {
 		return rc.values.Value(key)
 	}
-	return inner.Value(key)
+	return inner.ctx.Value(key)
 }
+
+// record records keys for argument set i (-1 for the whole run), unless
+// the run has returned.
+func (rc *runContext) record(i int, keys []string) { rc.rec.add(rc.gen, i, keys) }
 
 func (rc *runContext) String() string { return "adapter.runContext" }
 
@@ -117,9 +156,9 @@ func (rc *runContext) cancel() {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.inner != nil {
-		rc.cancelInner()
-	} else if rc.err == nil {
-		rc.err = context.Canceled
+		rc.inner.cancel()
+	} else if rc.ended == runLive {
+		rc.ended = runCanceled
 	}
 }
 
@@ -136,15 +175,16 @@ func (rc *runContext) end() (time.Time, error) {
 	var err error
 	switch {
 	case rc.inner != nil:
-		err = rc.inner.Err()
-		rc.cancelInner()
-	case rc.err != nil:
-		err = rc.err
+		err = rc.inner.ctx.Err()
+		rc.inner.cancel()
+	case rc.ended != runLive:
+		err = rc.ended.err()
 	case !now.Before(rc.deadline):
 		err = context.DeadlineExceeded
+		rc.ended = runDeadline // as Err said, or would have
 	}
-	if rc.err == nil {
-		rc.err = context.Canceled
+	if rc.ended == runLive {
+		rc.ended = runCanceled
 	}
 	return now, err
 }

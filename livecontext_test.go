@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/mcplive/adapter/middleware"
 )
@@ -13,7 +14,7 @@ import (
 // asked for Done before its end.
 func TestRunContextDeadline(t *testing.T) {
 	t.Run("without Done", func(t *testing.T) {
-		rc := newRunContext(context.Background(), 1)
+		rc := newRunContext(context.Background(), 1, new(readRecorder))
 		rc.begin(time.Now(), time.Millisecond)
 		if err := rc.Err(); err != nil {
 			t.Fatalf("Err before the deadline: %v", err)
@@ -32,7 +33,7 @@ func TestRunContextDeadline(t *testing.T) {
 		}
 	})
 	t.Run("with Done", func(t *testing.T) {
-		rc := newRunContext(context.Background(), 1)
+		rc := newRunContext(context.Background(), 1, new(readRecorder))
 		rc.begin(time.Now(), 5*time.Millisecond)
 		if d, ok := rc.Deadline(); !ok || time.Until(d) > 5*time.Millisecond {
 			t.Fatalf("Deadline %v, %v", d, ok)
@@ -52,7 +53,7 @@ func TestRunContextDeadline(t *testing.T) {
 // the contexts derived from it.
 func TestRunContextCancel(t *testing.T) {
 	t.Run("before Done", func(t *testing.T) {
-		rc := newRunContext(context.Background(), 1)
+		rc := newRunContext(context.Background(), 1, new(readRecorder))
 		rc.begin(time.Now(), time.Hour)
 		rc.cancel()
 		if !errors.Is(rc.Err(), context.Canceled) {
@@ -64,7 +65,7 @@ func TestRunContextCancel(t *testing.T) {
 		}
 	})
 	t.Run("a derived context ends with it", func(t *testing.T) {
-		rc := newRunContext(context.Background(), 1)
+		rc := newRunContext(context.Background(), 1, new(readRecorder))
 		rc.begin(time.Now(), time.Hour)
 		child, stop := context.WithCancel(context.WithValue(rc, struct{}{}, 1))
 		defer stop()
@@ -83,7 +84,7 @@ func TestRunContextCancel(t *testing.T) {
 // A runContext carries the registry's values and the run's read recorder.
 func TestRunContextValues(t *testing.T) {
 	t.Run("origin", func(t *testing.T) {
-		rc := newRunContext(middleware.WithOrigin(context.Background(), middleware.Live), 1)
+		rc := newRunContext(middleware.WithOrigin(context.Background(), middleware.Live), 1, new(readRecorder))
 		rc.begin(time.Now(), time.Hour)
 		if middleware.OriginFrom(rc) != middleware.Live {
 			t.Fatal("no origin before Done")
@@ -94,7 +95,7 @@ func TestRunContextValues(t *testing.T) {
 		}
 	})
 	t.Run("reads", func(t *testing.T) {
-		rc := newRunContext(context.Background(), 1)
+		rc := newRunContext(context.Background(), 1, new(readRecorder))
 		rc.begin(time.Now(), time.Hour)
 		Reads(rc, "b", "a")
 		ReadsAt(rc, 3, "c") // not a batch: the run's
@@ -110,7 +111,7 @@ func TestRunContextValues(t *testing.T) {
 // shared ones; a read set equal to the previous one is that one, not a
 // copy.
 func TestBatchReadSet(t *testing.T) {
-	rc := newRunContext(context.Background(), 3)
+	rc := newRunContext(context.Background(), 3, new(readRecorder))
 	rc.rec.forBatch(3)
 	Reads(rc, "shared")
 	ReadsAt(rc, 0, "items/1")
@@ -128,5 +129,65 @@ func TestBatchReadSet(t *testing.T) {
 	got := rc.rec.readSet(2, nil, prev)
 	if len(got) != 3 || got[1] != "items/3" {
 		t.Errorf("set 2 read %v", got)
+	}
+}
+
+// A worker's recorder serves its runs one after another: a context a
+// command kept records nothing into the runs after its own, and stays
+// ended.
+func TestRunContextKeptAfterItsRun(t *testing.T) {
+	rec := new(readRecorder)
+	first := newRunContext(context.Background(), 1, rec)
+	first.begin(time.Now(), time.Hour)
+	Reads(first, "customers/1")
+	rec.close()
+	first.end()
+	if got := rec.readSet(-1, nil, nil); len(got) != 1 || got[0] != "customers/1" {
+		t.Fatalf("first run read %v", got)
+	}
+
+	second := newRunContext(context.Background(), 1, rec)
+	second.begin(time.Now(), time.Hour)
+	Reads(first, "late")       // the kept context of the first run
+	ReadsAt(first, 0, "later") // as a batch would
+	Reads(second, "customers/2")
+	rec.close()
+	if got := rec.readSet(-1, nil, nil); len(got) != 1 || got[0] != "customers/2" {
+		t.Errorf("second run read %v, want only customers/2", got)
+	}
+	if !errors.Is(first.Err(), context.Canceled) {
+		t.Errorf("kept context's Err %v, want Canceled", first.Err())
+	}
+	select {
+	case <-first.Done():
+	default:
+		t.Error("kept context's Done is open")
+	}
+	if d1, _ := first.Deadline(); d1.IsZero() {
+		t.Error("kept context lost its deadline")
+	}
+}
+
+// Once Err has said the deadline passed, it keeps saying so, and so does
+// end, as a context of package context would.
+func TestRunContextDeadlineSticks(t *testing.T) {
+	rc := newRunContext(context.Background(), 1, new(readRecorder))
+	rc.begin(time.Now().Add(-time.Second), time.Millisecond) // already past
+	if err := rc.Err(); err != context.DeadlineExceeded {
+		t.Fatalf("Err %v", err)
+	}
+	if _, err := rc.end(); err != context.DeadlineExceeded {
+		t.Fatalf("end %v", err)
+	}
+	if err := rc.Err(); err != context.DeadlineExceeded {
+		t.Fatalf("Err after end %v, want DeadlineExceeded still", err)
+	}
+}
+
+// A runContext is made for every re-run: it stays within 80 bytes, the
+// size class it was cut to (livecontext.go).
+func TestRunContextSize(t *testing.T) {
+	if n := unsafe.Sizeof(runContext{}); n > 80 {
+		t.Errorf("runContext is %d bytes, want at most 80", n)
 	}
 }

@@ -45,11 +45,7 @@ import (
 //
 // In a batched re-run (WithBatch), Reads records keys that every argument
 // set of the batch read; ReadsAt records those of one.
-func Reads(ctx context.Context, keys ...string) {
-	if rec, ok := ctx.Value(readRecorderKey{}).(*readRecorder); ok {
-		rec.add(-1, keys)
-	}
-}
+func Reads(ctx context.Context, keys ...string) { record(ctx, -1, keys) }
 
 // ReadsAt records, inside the batch form of a live command (WithBatch), that
 // argument set i of the batch, args[i], read keys: it is what Reads is to a
@@ -65,9 +61,17 @@ func Reads(ctx context.Context, keys ...string) {
 // records keys as Reads does, for the whole run: more re-runs, never fewer.
 // So a single form that calls its batch form with one argument set reports
 // what it read.
-func ReadsAt(ctx context.Context, i int, keys ...string) {
-	if rec, ok := ctx.Value(readRecorderKey{}).(*readRecorder); ok {
-		rec.add(i, keys)
+func ReadsAt(ctx context.Context, i int, keys ...string) { record(ctx, i, keys) }
+
+// record records keys for argument set i in the recorder ctx carries: a
+// re-run's context (livecontext.go), or a first run's recorder
+// (withReadRecorder).
+func record(ctx context.Context, i int, keys []string) {
+	switch rec := ctx.Value(readRecorderKey{}).(type) {
+	case *runContext:
+		rec.record(i, keys)
+	case *readRecorder:
+		rec.add(0, i, keys)
 	}
 }
 
@@ -75,10 +79,15 @@ type readRecorderKey struct{}
 
 // readRecorder collects the keys one run of a live query reports, or, for
 // a batched run, those of each of its argument sets.
+//
+// A worker reuses one recorder for the runs it makes one after another
+// (start); gen is the run it records, so that a context a command kept
+// records nothing into the runs after its own.
 type readRecorder struct {
 	mu    sync.Mutex
 	keys  []string // read by the whole run
 	batch *batchReads
+	gen   uint64
 	done  bool // the run has returned; late reports are ignored
 	// small is the first array of keys, so that a run that reads a key or
 	// two allocates nothing for it.
@@ -90,6 +99,22 @@ type batchReads struct {
 	per     [][]string // read by argument set i alone
 	scratch []string   // where each set's read set is put together
 }
+
+// start readies the recorder for a new run and returns its generation.
+func (r *readRecorder) start() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.gen++
+	r.batch, r.done = nil, false
+	clear(r.keys) // keep no key of an earlier run alive
+	if r.keys = r.keys[:0]; cap(r.keys) <= len(r.small) || cap(r.keys) > maxKeptReads {
+		r.keys = r.small[:0]
+	}
+	return r.gen
+}
+
+// maxKeptReads is how many keys' room a recorder keeps for its next run.
+const maxKeptReads = 64
 
 // forBatch makes the recorder one of a batched run of n argument sets.
 func (r *readRecorder) forBatch(n int) {
@@ -103,11 +128,12 @@ func withReadRecorder(ctx context.Context) (context.Context, *readRecorder) {
 }
 
 // add records keys for argument set i, or for the whole run when i is not
-// one (-1 for Reads).
-func (r *readRecorder) add(i int, keys []string) {
+// one (-1 for Reads), if gen is the run the recorder records and it has
+// not returned.
+func (r *readRecorder) add(gen uint64, i int, keys []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.done {
+	if r.done || r.gen != gen {
 		return
 	}
 	dst := &r.keys

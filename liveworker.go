@@ -30,6 +30,9 @@ type job struct {
 	batched bool
 	// rcs are the queries' run contexts: one per query, or the batch's.
 	rcs []*runContext
+	// recs record what the runs read: one per query, or the batch's in
+	// recs[0]. They are the worker's, reused from job to job.
+	recs [maxChunk]readRecorder
 	// prev are the queries' read sets when the job began: a subscription
 	// that shares a query may replace q.reads while it runs.
 	prev [][]string
@@ -115,12 +118,15 @@ func (r *liveRegistry) nextLocked(j *job) bool {
 	}
 	var batch *runContext
 	if j.batched {
-		batch = newRunContext(r.liveCtx, len(j.qs))
+		batch = newRunContext(r.liveCtx, len(j.qs), &j.recs[0])
 	}
-	for _, q := range j.qs {
+	for i, q := range j.qs {
 		rc := batch
 		if rc == nil {
-			rc = newRunContext(r.liveCtx, 1)
+			rc = newRunContext(r.liveCtx, 1, &j.recs[i])
+			if q.call == nil {
+				q.call = &middleware.Call{Command: q.key.cmd.name, Args: q.args, RawArgs: q.raw, Origin: middleware.Live}
+			}
 		}
 		q.state = runRunning
 		q.run = rc
@@ -147,14 +153,13 @@ func (r *liveRegistry) rerunOne(j *job, i int, start time.Time) time.Time {
 	q, rc := j.qs[i], j.rcs[i]
 	c := q.key.cmd
 	rc.begin(start, r.a.cfg.rerunTimeout)
-	rc.call = middleware.Call{Command: c.name, Args: q.args, RawArgs: q.raw, Origin: middleware.Live}
 	var ctx context.Context = rc // it carries origin Live
 	if r.a.cfg.observer != nil {
 		var ro rerunObservation
 		ctx, ro = r.observeRerun(rc, c.name, j.causes[i], 1)
 		j.obs = append(j.obs, ro)
 	}
-	res, err := c.handler(ctx, &rc.call)
+	res, err := c.handler(ctx, q.call)
 	rc.rec.close()
 	now, ended := rc.end()
 	if j.late[i] = ended == context.DeadlineExceeded; j.late[i] {
