@@ -112,11 +112,17 @@ type walker struct {
 const walkFlush = 8 << 10
 
 // flushIfFull hashes b, and returns it empty, once it holds walkFlush
-// bytes.
+// bytes. It is called for every string and element, so its test is kept
+// small enough to be inlined.
 func (w *walker) flushIfFull(b []byte) []byte {
 	if len(b) < walkFlush {
 		return b
 	}
+	return w.flush(b)
+}
+
+// flush hashes b and returns it empty.
+func (w *walker) flush(b []byte) []byte {
 	if !w.flushed {
 		for i := range w.h {
 			w.h[i].SetSeed(w.seeds[i])

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // The digest is of a result's JSON (livedigest.go), made by the walk of
@@ -727,5 +728,72 @@ func TestDigestOfLargeResults(t *testing.T) {
 				t.Errorf("%d tags: tag %d changed, the digest did not", n, at)
 			}
 		}
+	}
+}
+
+// packedRow has runs of integers and booleans the walk copies at once,
+// and padding between some of them (after C, before E) that it must not
+// read.
+type packedRow struct {
+	A int32  `json:"a"`
+	B int32  `json:"b"`
+	C bool   `json:"c"`
+	E int64  `json:"e"`
+	S string `json:"s"`
+	D uint8  `json:"d"`
+	F uint16 `json:"f"`
+}
+
+// The walk copies neighbouring integers and booleans as one run of
+// memory: a change in any of them changes the digest, and what lies in
+// the padding between fields does not.
+func TestDigestWalkCopiesRunsOfFields(t *testing.T) {
+	ds := newDigests()
+	rw := newResultWalk(reflect.TypeFor[packedRow]())
+	of := func(v packedRow) digest {
+		t.Helper()
+		d, err := ds.ofResult(v, rw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	base := packedRow{A: 1, B: 2, C: true, E: 4, S: "s", D: 5, F: 6}
+	d := of(base)
+	for name, change := range map[string]func(*packedRow){
+		"a": func(r *packedRow) { r.A++ }, "b": func(r *packedRow) { r.B++ },
+		"c": func(r *packedRow) { r.C = false }, "e": func(r *packedRow) { r.E++ },
+		"s": func(r *packedRow) { r.S = "t" }, "d": func(r *packedRow) { r.D++ },
+		"f": func(r *packedRow) { r.F++ },
+		// Same JSON, bytes moved between neighbours: apart only if each
+		// field keeps its own place.
+		"a into b": func(r *packedRow) { r.A, r.B = r.B, r.A },
+	} {
+		v := base
+		change(&v)
+		if of(v) == d {
+			t.Errorf("changing %s kept the digest", name)
+		}
+	}
+	// Garbage in the padding after C and after D: the same JSON, the
+	// same digest. (Boxed from memory: passed by value, the fields would
+	// travel in registers and leave the padding behind.)
+	v := new(packedRow)
+	*v = base
+	for _, pad := range [][2]uintptr{
+		{unsafe.Offsetof(v.C) + 1, unsafe.Offsetof(v.E)},
+		{unsafe.Offsetof(v.D) + 1, unsafe.Offsetof(v.F)},
+	} {
+		for i := pad[0]; i < pad[1]; i++ {
+			*(*byte)(unsafe.Add(unsafe.Pointer(v), i)) = 0xAA
+		}
+	}
+	var boxed any = *v
+	d2, err := ds.ofResult(boxed, rw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d2 != d {
+		t.Error("bytes in the padding changed the digest")
 	}
 }

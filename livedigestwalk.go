@@ -186,7 +186,7 @@ func (p *walkPlanner) make(t reflect.Type, addr bool) walkFunc {
 // walk does not vouch for (json names a field whose tag name it rejects
 // after the field).
 func (p *walkPlanner) structWalk(t reflect.Type, addr bool) walkFunc {
-	var fields []walkField
+	var ops []fieldOp
 	names := map[string]bool{}
 	for i := range t.NumField() {
 		sf := t.Field(i)
@@ -206,30 +206,88 @@ func (p *walkPlanner) structWalk(t reflect.Type, addr bool) walkFunc {
 			return walkJSON(t, addr)
 		}
 		names[name] = true
-		fields = append(fields, walkField{sf.Offset, p.of(sf.Type, addr), omit})
+		ops = appendFieldOp(ops, p.fieldOp(sf, addr, omit))
 	}
 	return func(w *walker, b []byte, p unsafe.Pointer) ([]byte, bool) {
-		ok := true
-		for _, f := range fields {
-			fp := unsafe.Add(p, f.offset)
-			if f.omit != nil {
-				omitted := f.omit(fp)
+		for i := range ops {
+			op := &ops[i]
+			fp := unsafe.Add(p, op.offset)
+			switch op.kind {
+			case opMemory:
+				b = append(b, unsafe.Slice((*byte)(fp), op.size)...)
+				continue
+			case opString:
+				b, _ = walkString(w, b, fp)
+				continue
+			}
+			if op.omit != nil {
+				omitted := op.omit(fp)
 				if b = nilMark(b, omitted); omitted {
 					continue
 				}
 			}
-			if b, ok = (*f.walk)(w, b, fp); !ok {
-				break
+			var ok bool
+			if b, ok = (*op.walk)(w, b, fp); !ok {
+				return b, false
 			}
 		}
-		return b, ok
+		return b, true
 	}
 }
 
-type walkField struct {
+// fieldOp is how a struct's walk handles one field, or a run of
+// neighbouring fields: booleans and integers json never leaves out are
+// their bytes in memory, copied at once (opMemory; a run of them, with no
+// padding between, is one copy), strings json never leaves out are
+// walked in place (opString), and anything else through its own walk
+// (opWalk). On a fan-out's rows, calling a walk for every field was half
+// of the digest.
+type fieldOp struct {
+	kind   fieldOpKind
 	offset uintptr
-	walk   *walkFunc
-	omit   func(unsafe.Pointer) bool // nil: json never leaves it out
+	size   uintptr                   // opMemory: how many bytes
+	walk   *walkFunc                 // opWalk
+	omit   func(unsafe.Pointer) bool // opWalk: nil when json never leaves it out
+}
+
+type fieldOpKind uint8
+
+const (
+	opWalk fieldOpKind = iota
+	opMemory
+	opString
+)
+
+// fieldOp is the op of field sf, which json leaves out by omit (nil for
+// never).
+func (p *walkPlanner) fieldOp(sf reflect.StructField, addr bool, omit func(unsafe.Pointer) bool) fieldOp {
+	op := fieldOp{kind: opWalk, offset: sf.Offset, walk: p.of(sf.Type, addr), omit: omit}
+	t := sf.Type
+	if omit != nil || marshals(t) || addr && marshals(reflect.PointerTo(t)) {
+		return op
+	}
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		op.kind, op.size = opMemory, t.Size()
+	case reflect.String:
+		if t != jsonNumberType {
+			op.kind = opString
+		}
+	}
+	return op
+}
+
+// appendFieldOp appends op to ops, as a longer copy when it is memory
+// right after the previous op's.
+func appendFieldOp(ops []fieldOp, op fieldOp) []fieldOp {
+	if n := len(ops); n > 0 && op.kind == opMemory {
+		if last := &ops[n-1]; last.kind == opMemory && last.offset+last.size == op.offset {
+			last.size += op.size
+			return ops
+		}
+	}
+	return append(ops, op)
 }
 
 // omission is how json decides to leave out a field of type t with the
