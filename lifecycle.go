@@ -63,6 +63,7 @@ func (r *liveRegistry) beginClose() bool {
 		return false
 	}
 	r.closed = true
+	r.closing.Store(true)
 	r.signalLocked()
 	return true
 }

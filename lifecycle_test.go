@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcplive/adapter/internal/leakcheck"
 	"github.com/mcplive/adapter/middleware"
@@ -245,4 +246,46 @@ func (b *syncBuffer) bytes() []byte {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return bytes.Clone(b.buf.Bytes())
+}
+
+// Close: "from the moment it is called ... no queued re-run starts". The
+// queries a worker took as a chunk, behind the one it is running, have not
+// started either; they must not start once Close has begun.
+func TestCloseStartsNoMoreOfAChunk(t *testing.T) {
+	const queries = 8
+	started := make(chan string, 2*queries)
+	gate := make(chan struct{})
+	a := Wrap(server.NewMCPServer("t", "1"))
+	a.live.maxRuns = 1 // one worker, which takes every query as one chunk
+	Live(a, "slow", "", func(ctx context.Context, args kArgs) (string, error) {
+		Reads(ctx, "k")
+		if middleware.OriginFrom(ctx) == middleware.Live {
+			started <- args.K
+			<-gate
+		}
+		return args.K + "!", nil
+	})
+	c := newFakeClient(t, a, "s1", 64)
+	for i := range queries {
+		if err := c.subscribe("app://slow/q" + string(rune('0'+i))); err != nil {
+			t.Fatalf("subscribe: %+v", err)
+		}
+	}
+	a.Changed("k")
+	<-started // the first of the chunk is under way; the others wait
+
+	closed := make(chan error, 1)
+	go func() { closed <- a.Close(context.Background()) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.live.waitFor(ctx, func() bool { return a.live.closed }); err != nil {
+		t.Fatal(err)
+	}
+	close(gate)
+	if err := <-closed; err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if n := len(started); n != 0 {
+		t.Fatalf("%d queued re-runs started after Close began, want 0 (only the one under way may finish)", n)
+	}
 }

@@ -99,11 +99,20 @@ func (rc *runContext) Done() <-chan struct{} {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.inner == nil {
-		ctx, cancel := context.WithDeadline(rc.values, rc.deadline)
-		rc.inner = &innerContext{ctx, cancel}
-		if rc.ended != runLive {
+		var ctx context.Context
+		var cancel context.CancelFunc
+		if rc.ended == runCanceled {
+			// Err said Canceled: so must the context made now, even
+			// once the deadline has passed.
+			ctx, cancel = context.WithCancel(rc.values)
 			cancel()
+		} else {
+			ctx, cancel = context.WithDeadline(rc.values, rc.deadline)
+			if rc.ended != runLive {
+				cancel()
+			}
 		}
+		rc.inner = &innerContext{ctx, cancel}
 	}
 	return rc.inner.ctx.Done()
 }

@@ -3,9 +3,12 @@ package adapter
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcplive/adapter/middleware"
 )
@@ -189,5 +192,49 @@ func TestRunContextDeadlineSticks(t *testing.T) {
 func TestRunContextSize(t *testing.T) {
 	if n := unsafe.Sizeof(runContext{}); n > 80 {
 		t.Errorf("runContext is %d bytes, want at most 80", n)
+	}
+}
+
+// A context a command keeps after its re-run returned is cancelled: Err
+// says Canceled. Once Err returned an error, every later call must return
+// the same one (context.Context), whatever the clock does and whether or
+// not someone asks for Done after the deadline has passed.
+func TestRerunContextKeptErrIsStable(t *testing.T) {
+	const timeout = 30 * time.Millisecond
+	kept := make(chan context.Context, 1)
+	var n atomic.Int32
+	a := Wrap(server.NewMCPServer("t", "1"), WithRerunTimeout(timeout))
+	Live(a, "keep", "", func(ctx context.Context, args kArgs) (int32, error) {
+		Reads(ctx, "k")
+		if middleware.OriginFrom(ctx) == middleware.Live {
+			select {
+			case kept <- ctx:
+			default:
+			}
+		}
+		return n.Add(1), nil
+	})
+	c := newFakeClient(t, a, "s1", 64)
+	if err := c.subscribe("app://keep/x"); err != nil {
+		t.Fatalf("subscribe: %+v", err)
+	}
+	a.Changed("k")
+	waitIdle(t, a)
+	ctx := <-kept // the re-run has returned
+
+	first := ctx.Err()
+	if first != context.Canceled {
+		t.Fatalf("kept context's Err after its run returned: %v, want context.Canceled", first)
+	}
+	d, ok := ctx.Deadline()
+	if !ok {
+		t.Fatal("no deadline")
+	}
+	// Let the deadline pass (what is under test is the clock), then ask
+	// for Done, as a goroutine the command left selecting on it would.
+	<-time.After(time.Until(d) + time.Millisecond)
+	<-ctx.Done()
+	if got := ctx.Err(); got != first {
+		t.Fatalf("kept context's Err was %v, then %v once Done was asked for after the deadline: successive Err calls must return the same error", first, got)
 	}
 }

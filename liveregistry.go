@@ -70,6 +70,9 @@ type liveRegistry struct {
 	pub *publisher
 	// closed: Close has begun; nothing new is taken (lifecycle.go).
 	closed bool
+	// closing is closed, for a worker running a chunk without the mutex:
+	// the chunk's runs not yet started do not start (Close).
+	closing atomic.Bool
 
 	runq     runQueue  // queries waiting for a worker (liverunq.go)
 	held     heldConns // outboxes waiting for the wave (liveburst.go)

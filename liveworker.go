@@ -43,6 +43,9 @@ type job struct {
 	// fallback: a batch that failed as a whole, whose queries run again
 	// one by one.
 	fallback bool
+	// ran is how many of a chunk's queries ran: those after did not
+	// start, because Close began.
+	ran int
 	// With an Observer only (liveobserve.go): what caused each query's
 	// run, and the observations of the runs (one per query, or the
 	// batch's), reported once the registry's lock is released.
@@ -78,7 +81,12 @@ func (r *liveRegistry) work() {
 			r.rerunBatch(&j)
 		} else {
 			start := time.Now()
+			j.ran = len(j.qs)
 			for i := range j.qs {
+				if i > 0 && r.closing.Load() {
+					j.ran = i // Close began: the rest do not start
+					break
+				}
 				start = r.rerunOne(&j, i, start)
 			}
 		}
@@ -177,13 +185,19 @@ func (r *liveRegistry) rerunOne(j *job, i int, start time.Time) time.Time {
 // those that changed while it ran, and, when the wave is over, delivers
 // what waited for it.
 func (r *liveRegistry) finishLocked(j *job) {
+	if j.batched {
+		j.ran = len(j.qs)
+	}
 	if !j.fallback {
-		r.reruns += uint64(len(j.qs))
+		r.reruns += uint64(j.ran)
 	}
 	var now int64 // when a result changed, read once for the job
 	for i, q := range j.qs {
 		q.state = runIdle
 		q.run = nil
+		if i >= j.ran {
+			continue // never started (Close): nothing to apply or tell
+		}
 		if !j.fallback {
 			q.reruns++
 		}
@@ -199,16 +213,21 @@ func (r *liveRegistry) finishLocked(j *job) {
 			q.solo, q.dirty = true, true
 		case j.late[i]:
 			// Its result says nothing: keep the query as it was, and
-			// run it again on the next change.
+			// run it again on the next change, which may have come
+			// while it ran, to keys it was not filed under yet.
 			r.late++
+			if r.changes != j.before {
+				q.dirty = true
+			}
 		default:
 			q.solo = false
 			out := j.outs[i]
-			// q is filed under the keys its previous run read until
-			// applyLocked refiles it. A change during this run to a key
-			// only this run read found nothing to mark dirty: run once
-			// more to be sure it is seen.
-			if r.changes != j.before && !slices.Equal(q.reads, out.reads) {
+			// q is filed under the keys its previous run read (j.prev,
+			// or what a shared subscription's first run refiled it under
+			// meanwhile) until applyLocked refiles it. A change during
+			// this run to a key only this run read found nothing to mark
+			// dirty: run once more to be sure it is seen.
+			if r.changes != j.before && (!slices.Equal(j.prev[i], out.reads) || !slices.Equal(q.reads, out.reads)) {
 				q.dirty = true
 			}
 			if r.applyLocked(q, out) {
