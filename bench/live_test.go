@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -97,18 +98,7 @@ func BenchmarkFanoutFloorTrivial(b *testing.B) { benchFanoutFloor(b, trivialCmd)
 
 func benchFanoutFloor(b *testing.B, cmd liveCmd) {
 	f := newFanout(b, cmd)
-	// The notifications, built once, as the registry keeps them: the
-	// params of each subscription's, and the _meta of each stream's.
-	bursts := make([][]mcp.JSONRPCNotification, len(f.listens))
-	for i, ls := range f.listens {
-		meta := <-ls.meta
-		for _, uri := range ls.uris {
-			n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION}
-			n.Method = string(mcp.MethodNotificationResourceUpdated)
-			n.Params = mcp.NotificationParams{Meta: meta, AdditionalFields: map[string]any{"uri": uri}}
-			bursts[i] = append(bursts[i], n)
-		}
-	}
+	bursts := floorBursts(f)
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -129,6 +119,74 @@ func benchFanoutFloor(b *testing.B, cmd liveCmd) {
 			ch := ls.session.NotificationChannel()
 			for _, n := range bursts[i] {
 				ch <- n
+			}
+		}
+		f.wait(b, int64(f.subs))
+	}
+	cpu.report(loops)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(loops*f.subs), "ns/notification")
+}
+
+// floorBursts are the notifications of each listen stream of f, built
+// once, as the registry keeps them: the params of each subscription's,
+// and the _meta of each stream's.
+func floorBursts(f *fanout) [][]mcp.JSONRPCNotification {
+	bursts := make([][]mcp.JSONRPCNotification, len(f.listens))
+	for i, ls := range f.listens {
+		meta := <-ls.meta
+		for _, uri := range ls.uris {
+			n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION}
+			n.Method = string(mcp.MethodNotificationResourceUpdated)
+			n.Params = mcp.NotificationParams{Meta: meta, AdditionalFields: map[string]any{"uri": uri}}
+			bursts[i] = append(bursts[i], n)
+		}
+	}
+	return bursts
+}
+
+// BenchmarkFanoutFloorParallel is BenchmarkFanoutFloor on every CPU
+// (GOMAXPROCS goroutines, each with its share of the commands, then of the
+// sessions), as the registry's workers run: what running in parallel
+// costs by itself. It is not the target's floor; it tells apart, in
+// Fanout's CPU beyond FanoutFloor's, the price of using every core (two
+// cores contending for the allocator, the store's lock and the sessions'
+// channels) from the registry's own work (docs/performance.md).
+func BenchmarkFanoutFloorParallel(b *testing.B) {
+	f := newFanout(b, realisticCmd)
+	bursts := floorBursts(f)
+	ctx := context.Background()
+	procs := runtime.GOMAXPROCS(0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := startCPU(b)
+	loops := 0
+	for b.Loop() {
+		loops++
+		b.StopTimer()
+		f.cmd.write()
+		f.expect(int64(f.subs))
+		b.StartTimer()
+		errs := make(chan error, procs)
+		for w := range procs {
+			go func() {
+				for k := 1 + w; k <= f.queries; k += procs {
+					if err := f.cmd.direct(ctx, k); err != nil {
+						errs <- err
+						return
+					}
+				}
+				for i := w; i < len(f.listens); i += procs {
+					ch := f.listens[i].session.NotificationChannel()
+					for _, n := range bursts[i] {
+						ch <- n
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range procs {
+			if err := <-errs; err != nil {
+				b.Fatal(err)
 			}
 		}
 		f.wait(b, int64(f.subs))
