@@ -48,6 +48,9 @@ type getStream struct {
 	f         http.Flusher
 	// onOpen tells the live registry that the stream can take events.
 	onOpen func(*getStream)
+	// timeout bounds every write into the stream, mcp-go's and the
+	// adapter's (streamWriteTimeout).
+	timeout time.Duration
 
 	mu   sync.Mutex
 	cond sync.Cond // signalled when an event ends or the stream closes
@@ -59,14 +62,15 @@ type getStream struct {
 	// adapter's events wait for it, so that the two never interleave.
 	midEvent bool
 	tail     [2]byte // the last two bytes mcp-go wrote
-	// aborted: Close gave up on the stream; a write under way (writing)
-	// is cut short by a past deadline (abort), without waiting for mu.
+	// aborted: Close gave up on the stream; a write under way (writing,
+	// the adapter's or mcp-go's) is cut short by a past deadline (abort),
+	// without waiting for mu.
 	aborted atomic.Bool
 	writing atomic.Bool
 }
 
-func newGetStream(w http.ResponseWriter, f http.Flusher, sessionID string, onOpen func(*getStream)) *getStream {
-	gs := &getStream{sessionID: sessionID, w: w, f: f, onOpen: onOpen}
+func newGetStream(w http.ResponseWriter, f http.Flusher, sessionID string, timeout time.Duration, onOpen func(*getStream)) *getStream {
+	gs := &getStream{sessionID: sessionID, w: w, f: f, timeout: timeout, onOpen: onOpen}
 	gs.cond.L = &gs.mu
 	return gs
 }
@@ -79,7 +83,9 @@ func (gs flushingGetStream) Flush() {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	if !gs.closed {
-		gs.f.Flush()
+		if gs.bounded(func() error { gs.f.Flush(); return nil }) != nil {
+			gs.closeLocked()
+		}
 	}
 }
 
@@ -106,7 +112,11 @@ func (gs *getStream) WriteHeader(code int) {
 func (gs *getStream) Write(p []byte) (int, error) {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
-	n, err := gs.w.Write(p)
+	var n int
+	err := gs.bounded(func() (err error) {
+		n, err = gs.w.Write(p)
+		return err
+	})
 	if n > 0 {
 		gs.noteWritten(p[:n])
 	}
@@ -152,26 +162,38 @@ func (gs *getStream) writeEvent(msg []byte) error {
 	ev = append(ev, "event: message\ndata: "...)
 	ev = append(ev, msg...)
 	ev = append(ev, "\n\n"...)
-	// A client that stops reading would block the write, and with it the
-	// handler's return (finish waits for the lock), for as long as the
-	// connection lasts. A deadline bounds it; the notification then waits
-	// for the client's next stream. Servers that cannot set one still work.
-	rc := http.NewResponseController(gs.w)
-	_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-	gs.writing.Store(true)
-	err := writeAll(gs.w, ev)
-	if err == nil {
-		err = rc.Flush()
-	}
-	gs.writing.Store(false)
-	_ = rc.SetWriteDeadline(time.Time{})
+	err := gs.bounded(func() error {
+		if err := writeAll(gs.w, ev); err != nil {
+			return err
+		}
+		return http.NewResponseController(gs.w).Flush()
+	})
 	if err != nil {
 		gs.closeLocked()
 	}
 	return err
 }
 
-// streamWriteTimeout bounds one event written into a GET stream.
+// bounded runs write, a write into the stream, within gs.timeout. A client
+// that stops reading would block the write, and with it every other
+// (they take turns under mu) and the handler's return (finish waits for
+// the lock), for as long as the connection lasts: the adapter's
+// notifications to the session's next stream among them, and Close. The
+// deadline bounds each write, mcp-go's as much as the adapter's; the
+// stream then fails, and what the adapter had to say waits for the
+// client's next stream. Servers that cannot set a deadline still work.
+// gs.mu is held.
+func (gs *getStream) bounded(write func() error) error {
+	rc := http.NewResponseController(gs.w)
+	_ = rc.SetWriteDeadline(time.Now().Add(gs.timeout))
+	gs.writing.Store(true)
+	err := write()
+	gs.writing.Store(false)
+	_ = rc.SetWriteDeadline(time.Time{})
+	return err
+}
+
+// streamWriteTimeout bounds one write into a GET stream.
 const streamWriteTimeout = 30 * time.Second
 
 // abort makes the adapter's write under way, if any, fail now, and the
@@ -202,7 +224,7 @@ func (a *Adapter) serveGet(w http.ResponseWriter, r *http.Request, next http.Han
 		next.ServeHTTP(w, r)
 		return
 	}
-	gs := newGetStream(w, f, id, a.live.attachStream)
+	gs := newGetStream(w, f, id, a.live.streamWriteTimeout, a.live.attachStream)
 	next.ServeHTTP(flushingGetStream{gs}, r)
 	gs.finish()
 	a.live.detachStream(gs)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -63,6 +64,9 @@ type liveRegistry struct {
 	// ID, and gets the open GET streams (httpstream.go).
 	streamConns map[string]*conn
 	gets        getStreams
+	// streamWriteTimeout bounds a write into a GET stream
+	// (httpstream.go); tests shorten it.
+	streamWriteTimeout time.Duration
 	// clients counts the subscriptions held and being made per client key
 	// (Adapter.clientKey), for the cap across connections.
 	clients map[string]int
@@ -171,17 +175,18 @@ type outcome struct {
 
 func newLiveRegistry(a *Adapter) *liveRegistry {
 	return &liveRegistry{
-		a:           a,
-		maxRuns:     4 * runtime.GOMAXPROCS(0),
-		liveCtx:     middleware.WithOrigin(context.Background(), middleware.Live),
-		digests:     newDigests(),
-		queries:     make(map[queryKey]*query),
-		index:       newReadIndex(),
-		conns:       make(map[server.ClientSession]*conn),
-		registered:  make(map[server.ClientSession]struct{}),
-		listens:     make(map[*mcp.SubscriptionsListenRequest]*stream),
-		streamConns: make(map[string]*conn),
-		clients:     make(map[string]int),
+		a:                  a,
+		maxRuns:            4 * runtime.GOMAXPROCS(0),
+		streamWriteTimeout: streamWriteTimeout,
+		liveCtx:            middleware.WithOrigin(context.Background(), middleware.Live),
+		digests:            newDigests(),
+		queries:            make(map[queryKey]*query),
+		index:              newReadIndex(),
+		conns:              make(map[server.ClientSession]*conn),
+		registered:         make(map[server.ClientSession]struct{}),
+		listens:            make(map[*mcp.SubscriptionsListenRequest]*stream),
+		streamConns:        make(map[string]*conn),
+		clients:            make(map[string]int),
 	}
 }
 

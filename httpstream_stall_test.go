@@ -1,0 +1,89 @@
+package adapter
+
+import (
+	"net/http"
+	"os"
+	"sync"
+	"testing"
+	"time"
+)
+
+// stallingWriter is the writer of a stream whose client reads nothing: a
+// write blocks until the write deadline, and then fails, as one into a full
+// TCP connection does; with no deadline it blocks for good.
+type stallingWriter struct {
+	header http.Header
+
+	mu       sync.Mutex
+	deadline time.Time
+	changed  chan struct{} // closed, and replaced, when the deadline changes
+}
+
+func newStallingWriter() *stallingWriter {
+	return &stallingWriter{header: http.Header{}, changed: make(chan struct{})}
+}
+
+func (w *stallingWriter) Header() http.Header { return w.header }
+func (w *stallingWriter) WriteHeader(int)     {}
+func (w *stallingWriter) Flush()              {}
+
+func (w *stallingWriter) SetWriteDeadline(t time.Time) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.deadline = t
+	close(w.changed)
+	w.changed = make(chan struct{})
+	return nil
+}
+
+func (w *stallingWriter) Write([]byte) (int, error) {
+	for {
+		w.mu.Lock()
+		deadline, changed := w.deadline, w.changed
+		w.mu.Unlock()
+		var expired <-chan time.Time
+		if !deadline.IsZero() {
+			expired = time.After(time.Until(deadline))
+		}
+		select {
+		case <-expired:
+			return 0, os.ErrDeadlineExceeded
+		case <-changed:
+		}
+	}
+}
+
+// A client that stops reading its GET stream holds up the stream for at
+// most its write timeout, whoever writes: mcp-go's writes (server
+// notifications, pings) used to block with the stream's mutex held and no
+// deadline, and the adapter's next event, and with it the session's
+// notifications on its next stream, waited for as long as the connection
+// lasted.
+func TestGetStreamBoundsEveryWrite(t *testing.T) {
+	w := newStallingWriter()
+	gs := newGetStream(w, w, "s", 20*time.Millisecond, func(*getStream) {})
+	w.Header().Set("Content-Type", "text/event-stream")
+	gs.WriteHeader(http.StatusOK)
+
+	mcpgo := make(chan error, 1)
+	go func() {
+		_, err := gs.Write([]byte("event: message\ndata: {}\n\n"))
+		mcpgo <- err
+	}()
+	adapter := make(chan error, 1)
+	go func() { adapter <- gs.writeEvent([]byte("{}")) }()
+
+	for name, done := range map[string]chan error{"mcp-go's write": mcpgo, "the adapter's event": adapter} {
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("%s into a stream nobody reads succeeded", name)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s into a stalled stream is still waiting, past the stream's write timeout", name)
+		}
+	}
+	if err := gs.writeEvent([]byte("{}")); err != errStreamClosed {
+		t.Errorf("an event after a failed write: %v, want the stream closed", err)
+	}
+}
