@@ -90,6 +90,11 @@ func decodePayload(s string) (p payload, all bool, err error) {
 	if err := json.Unmarshal([]byte(s), &p); err != nil {
 		return payload{}, true, fmt.Errorf("undecodable notification %.80q: %w", s, err)
 	}
+	if p.Keys == nil {
+		// null, {}, another program's object, "k": null: JSON, but no
+		// list of keys to read.
+		return payload{}, true, fmt.Errorf("notification %.80q has no list of keys (\"k\")", s)
+	}
 	return p, false, nil
 }
 

@@ -85,6 +85,13 @@ func TestDecodePayload(t *testing.T) {
 		{in: `  `, all: true},
 		{in: `customers`, all: true, invalid: true},
 		{in: `{"k":"a"}`, all: true, invalid: true},
+		// JSON that json reads without an error, but with no list of
+		// keys: what it meant cannot be known either.
+		{in: `null`, all: true, invalid: true},
+		{in: `{}`, all: true, invalid: true},
+		{in: `{"table":"customers","id":12}`, all: true, invalid: true},
+		{in: `{"i":"other","k":null}`, all: true, invalid: true},
+		{in: `{"i":"other","k":[]}`, want: payload{"other", []string{}}}, // nothing changed
 	} {
 		got, all, err := decodePayload(tc.in)
 		if (err != nil) != tc.invalid || all != tc.all || got.Instance != tc.want.Instance || !slices.Equal(got.Keys, tc.want.Keys) {
