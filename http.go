@@ -9,6 +9,8 @@ import (
 	"mime"
 	"net/http"
 	"sync"
+	"sync/atomic"
+	"time"
 	"unicode"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -149,6 +151,10 @@ type httpEdge struct {
 	status int    // holdJSON: the status not yet written
 	body   []byte // holdJSON: the body not yet written
 	events eventRewriter
+
+	// writing: a write into an event stream is under way, which abort
+	// cuts short without waiting for mu.
+	writing atomic.Bool
 }
 
 // flushingHTTPEdge is an httpEdge over a writer that can flush: mcp-go
@@ -174,6 +180,9 @@ func (e *flushingHTTPEdge) Flush() {
 		e.commitJSON()
 	case finished:
 		return
+	case rewriteSSE:
+		e.writing.Store(true)
+		defer e.writing.Store(false)
 	}
 	e.f.Flush()
 }
@@ -246,9 +255,23 @@ func (e *httpEdge) Write(p []byte) (int, error) {
 		}
 		return len(p), nil
 	case rewriteSSE:
+		e.writing.Store(true)
+		defer e.writing.Store(false)
 		return e.events.Write(p)
 	}
 	return e.w.Write(p)
+}
+
+// abort makes a write into the event stream under way fail now, as a
+// past deadline does: Close, once its context has ended, so that a client
+// that stops reading its listen stream does not hold Close (and the
+// answer it writes) for as long as the connection lasts. It only acts
+// while a write is under way, so that it never reaches a connection the
+// server has moved on to another request with.
+func (e *httpEdge) abort() {
+	if e.writing.Load() {
+		_ = http.NewResponseController(e.w).SetWriteDeadline(time.Now())
+	}
 }
 
 // commitJSON writes the held status and body, with the error rewritten when

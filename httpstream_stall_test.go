@@ -1,11 +1,15 @@
 package adapter
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // stallingWriter is the writer of a stream whose client reads nothing: a
@@ -86,4 +90,42 @@ func TestGetStreamBoundsEveryWrite(t *testing.T) {
 	if err := gs.writeEvent([]byte("{}")); err != errStreamClosed {
 		t.Errorf("an event after a failed write: %v, want the stream closed", err)
 	}
+}
+
+// A client that stops reading its subscriptions/listen stream holds up
+// mcp-go's write into it, and the answer Close writes after it: once
+// Close's context has ended, those writes are cut short and Close returns
+// instead of waiting for as long as the connection lasts.
+func TestCloseCutsShortAStalledListenStream(t *testing.T) {
+	w := newStallingWriter()
+	e := &httpEdge{w: w}
+	e.events.out = w
+	var ew http.ResponseWriter = &flushingHTTPEdge{e, w}
+	ew.Header().Set("Content-Type", "text/event-stream")
+	ew.WriteHeader(http.StatusOK)
+	mcpgo := make(chan error, 1)
+	go func() {
+		_, err := ew.Write([]byte("event: message\ndata: {}\n\n"))
+		mcpgo <- err
+	}()
+	cancelled := make(chan struct{})
+	lc := &listenCloser{id: json.RawMessage(`7`), edge: e, cancel: func() { close(cancelled) }}
+
+	a := Wrap(server.NewMCPServer("t", "1"))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	ended := make(chan struct{})
+	go func() {
+		a.endListenRequests(ctx, []*stream{{closer: lc}})
+		close(ended)
+	}()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("ending a stalled listen stream is still waiting, well past Close's context")
+	}
+	if err := <-mcpgo; err == nil {
+		t.Error("mcp-go's write into the stalled stream succeeded")
+	}
+	<-cancelled // the request is cancelled all the same
 }

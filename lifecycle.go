@@ -19,7 +19,9 @@ import (
 //     running;
 //  2. ends every subscription: a subscriptions/listen request ends on the
 //     wire with its result, as when the client cancels it (through
-//     HTTPHandler, ServeStdio, HandleMessage and the in-process client);
+//     HTTPHandler, ServeStdio, HandleMessage and the in-process client;
+//     through HTTPHandler, the writes into a stream whose client stopped
+//     reading are cut short at ctx's end);
 //     resources/subscribe subscriptions are dropped, since the transport
 //     can tell their sessions nothing;
 //  3. stops publishing to the change feed, once the keys already given to
@@ -45,9 +47,7 @@ func (a *Adapter) Close(ctx context.Context) error {
 	if settled != nil {
 		r.cancelQueries()
 	}
-	for _, s := range r.endAll() {
-		a.endListenRequest(s)
-	}
+	a.endListenRequests(ctx, r.endAll())
 	r.gets.abortAll()
 	if err := r.waitGone(ctx); err != nil || settled == nil {
 		return err
@@ -116,6 +116,32 @@ func (r *liveRegistry) waitGone(ctx context.Context) error {
 		return fmt.Errorf("adapter: Close: live work still under way: %w", err)
 	}
 	return nil
+}
+
+// endListenRequests ends the subscriptions/listen requests of the streams
+// that Close ended. A client that stops reading its stream holds up
+// mcp-go's write into it, and the answer written after it, for as long as
+// the connection lasts: at ctx's end, the writes still under way into the
+// edge's responses are cut short, so that Close returns.
+func (a *Adapter) endListenRequests(ctx context.Context, listens []*stream) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, s := range listens {
+			a.endListenRequest(s)
+		}
+	}()
+	select {
+	case <-done:
+		return
+	case <-ctx.Done():
+	}
+	for _, s := range listens {
+		if s.closer != nil && s.closer.edge != nil {
+			s.closer.edge.abort()
+		}
+	}
+	<-done
 }
 
 // endListenRequest ends the subscriptions/listen request of a stream that
