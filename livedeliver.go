@@ -184,12 +184,16 @@ func (r *liveRegistry) detachStream(gs *getStream) {
 	r.mu.Unlock()
 }
 
-// handOver hands the batch's notifications to c's session, and returns how
-// many it handed over.
+// handOver hands the batch's notifications to c's session, but those of
+// subscriptions that ended since the batch was taken, and returns how many
+// it handed over.
 func handOver(c *conn, batch []*outSlot) (sent uint64) {
 	ch := channelFor(c)
 	for _, e := range batch {
-		ok, closed := send(ch, c.done, e.note, e.done)
+		if e.gone.Load() {
+			continue
+		}
+		ok, closed := send(ch, c, e)
 		if closed {
 			break
 		}
@@ -198,6 +202,22 @@ func handOver(c *conn, batch []*outSlot) (sent uint64) {
 		}
 	}
 	return sent
+}
+
+// slotEndedUnlessGone is what a delivery waiting to hand over e waits on
+// besides: a channel closed when a subscription of c ends; nil, true when
+// e's has ended already. Both are read under c's mutex, under which a
+// subscription ends, so that no end goes unseen between the two.
+func (c *conn) slotEndedUnlessGone(e *outSlot) (<-chan struct{}, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.gone.Load() {
+		return nil, true
+	}
+	if c.slotEnded == nil {
+		c.slotEnded = make(chan struct{})
+	}
+	return c.slotEnded, false
 }
 
 // writeToStream writes the batch's notifications into the newest GET
@@ -242,25 +262,42 @@ func (r *liveRegistry) putBack(c *conn, rest []*outSlot) {
 	}
 }
 
-// send hands n to a session's channel, waiting while it is full, until the
-// stream (streamDone, nil for none) or the session (done) ends. It reports
-// whether n was handed over, and whether the channel was closed: the
+// send hands e's notification to c's session's channel, waiting while it
+// is full, until e's listen stream (e.done, nil for none), its
+// subscription or the session (c.done) ends. It reports whether the
+// notification was handed over, and whether the channel was closed: the
 // transport is gone.
-func send(ch chan<- mcp.JSONRPCNotification, done <-chan struct{}, n mcp.JSONRPCNotification, streamDone <-chan struct{}) (sent, closed bool) {
-	if sent, closed = trySend(ch, n); sent || closed {
+func send(ch chan<- mcp.JSONRPCNotification, c *conn, e *outSlot) (sent, closed bool) {
+	if sent, closed = trySend(ch, e.note); sent || closed {
 		return sent, closed // the common case, without waiting
 	}
+	for {
+		ended, gone := c.slotEndedUnlessGone(e)
+		if gone {
+			return false, false
+		}
+		if sent, closed, again := waitSend(ch, e.note, c.done, e.done, ended); !again {
+			return sent, closed
+		}
+	}
+}
+
+// waitSend hands n to ch, waiting for room until done or streamDone ends
+// the wait; again, when a subscription of the conn ended first (ended),
+// which may be n's.
+func waitSend(ch chan<- mcp.JSONRPCNotification, n mcp.JSONRPCNotification, done, streamDone, ended <-chan struct{}) (sent, closed, again bool) {
 	defer func() {
 		if recover() != nil {
-			sent, closed = false, true
+			sent, closed, again = false, true, false
 		}
 	}()
 	select {
 	case ch <- n:
-		return true, false
+		return true, false, false
 	case <-done:
-		return false, false
 	case <-streamDone:
-		return false, false
+	case <-ended:
+		return false, false, true
 	}
+	return false, false, false
 }

@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"slices"
+	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -33,13 +34,18 @@ import (
 // outSlot is what a connection's outbox keeps of one subscription. Its
 // fields do not change once its notification is made, at its first
 // delivery under the conn's mutex, so that a delivery goroutine reads it
-// without the lock, even after the subscription ended.
+// without the lock, even after the subscription ended; but gone.
 type outSlot struct {
 	sb *sub
 	// note is its notification, made at the first delivery.
 	note mcp.JSONRPCNotification
 	// done is its listen stream's end (nil for resources/subscribe).
 	done <-chan struct{}
+	// gone: the subscription ended (set under the conn's mutex). A
+	// delivery that took its notification before gives it up: no
+	// notification is handed over after the unsubscribe, or the end of
+	// the listen stream, that ended it.
+	gone atomic.Bool
 }
 
 // takeSlotLocked gives sb, a new subscription of c, its slot. r.mu is
@@ -74,7 +80,12 @@ func (c *conn) releaseSlotLocked(sb *sub) {
 		}
 		c.pending[sb.slot>>6] &^= 1 << (sb.slot & 63)
 	}
+	c.slots[sb.slot].gone.Store(true)
 	c.slots[sb.slot] = nil
+	if c.slotEnded != nil {
+		close(c.slotEnded)
+		c.slotEnded = nil
+	}
 	c.mu.Unlock()
 	c.freeSlots = append(c.freeSlots, sb.slot)
 }

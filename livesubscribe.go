@@ -70,6 +70,10 @@ type conn struct {
 	// delivery goroutine, which does it as it leaves.
 	dropLater bool
 	notified  uint64 // notifications handed to the session
+	// slotEnded, made by a delivery that waits for room in the session's
+	// channel, is closed when a subscription of the conn ends, so that the
+	// delivery gives up the notification if it was that subscription's.
+	slotEnded chan struct{}
 }
 
 type stream struct {
