@@ -169,7 +169,7 @@ func (r *liveRegistry) rerunBatch(j *job) {
 	c := j.qs[0].key.cmd
 	rc.begin(time.Now(), r.a.cfg.rerunTimeout)
 	rc.rec.forBatch(n)
-	call := &middleware.Call{Command: c.name, Args: c.batch.args(j.qs), RawArgs: rawArray(j.qs), Origin: middleware.Live, Batch: n}
+	rc.call = middleware.Call{Command: c.name, Args: c.batch.args(j.qs), RawArgs: rawArray(j.qs), Origin: middleware.Live, Batch: n}
 	var ctx context.Context = rc // it carries origin Live
 	if r.a.cfg.observer != nil {
 		var causes *rerunCauses
@@ -180,7 +180,7 @@ func (r *liveRegistry) rerunBatch(j *job) {
 		ctx, ro = r.observeRerun(rc, c.name, causes, n)
 		j.obs = append(j.obs, ro)
 	}
-	res, err := c.batchHandler(ctx, call)
+	res, err := c.batchHandler(ctx, &rc.call)
 	rc.rec.close()
 	_, ended := rc.end()
 	if ended == context.DeadlineExceeded {

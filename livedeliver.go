@@ -263,7 +263,7 @@ func (r *liveRegistry) putBack(c *conn, rest []*outSlot) {
 }
 
 // send hands e's notification to c's session's channel, waiting while it
-// is full, until e's listen stream (e.done, nil for none), its
+// is full, until e's listen stream (nil for resources/subscribe), its
 // subscription or the session (c.done) ends. It reports whether the
 // notification was handed over, and whether the channel was closed: the
 // transport is gone.
@@ -276,7 +276,7 @@ func send(ch chan<- mcp.JSONRPCNotification, c *conn, e *outSlot) (sent, closed 
 		if gone {
 			return false, false
 		}
-		if sent, closed, again := waitSend(ch, e.note, c.done, e.done, ended); !again {
+		if sent, closed, again := waitSend(ch, e.note, c.done, e.sb.st.done, ended); !again {
 			return sent, closed
 		}
 	}

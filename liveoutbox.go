@@ -31,7 +31,8 @@ import (
 // subscriptions themselves, scattered in memory and written by other cores:
 // on a fan-out, those misses were a tenth of the CPU.
 
-// outSlot is what a connection's outbox keeps of one subscription. Its
+// outSlot is what a connection's outbox keeps of one subscription, in 64
+// bytes (one for every subscription a connection holds). Its
 // fields do not change once its notification is made, at its first
 // delivery under the conn's mutex, so that a delivery goroutine reads it
 // without the lock, even after the subscription ended; but gone.
@@ -39,8 +40,6 @@ type outSlot struct {
 	sb *sub
 	// note is its notification, made at the first delivery.
 	note mcp.JSONRPCNotification
-	// done is its listen stream's end (nil for resources/subscribe).
-	done <-chan struct{}
 	// gone: the subscription ended (set under the conn's mutex). A
 	// delivery that took its notification before gives it up: no
 	// notification is handed over after the unsubscribe, or the end of
@@ -58,7 +57,7 @@ func (c *conn) takeSlotLocked(sb *sub) {
 		sb.slot = c.nextSlot
 		c.nextSlot++
 	}
-	e := &outSlot{sb: sb, done: sb.st.done}
+	e := &outSlot{sb: sb}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if int(sb.slot) == len(c.slots) {

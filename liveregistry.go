@@ -148,9 +148,6 @@ type query struct {
 	// run is the context of its re-run while one is running, which is
 	// cancelled when the query is dropped so that the run can stop early.
 	run *runContext
-	// call is what the middleware chain sees of its re-runs, made at the
-	// first and passed to every one (see middleware.Call).
-	call *middleware.Call
 
 	// What LiveQueries and an Observer are told (liveobserve.go).
 	reruns     uint64

@@ -132,9 +132,6 @@ func (r *liveRegistry) nextLocked(j *job) bool {
 		rc := batch
 		if rc == nil {
 			rc = newRunContext(r.liveCtx, 1, &j.recs[i])
-			if q.call == nil {
-				q.call = &middleware.Call{Command: q.key.cmd.name, Args: q.args, RawArgs: q.raw, Origin: middleware.Live}
-			}
 		}
 		q.state = runRunning
 		q.run = rc
@@ -161,13 +158,14 @@ func (r *liveRegistry) rerunOne(j *job, i int, start time.Time) time.Time {
 	q, rc := j.qs[i], j.rcs[i]
 	c := q.key.cmd
 	rc.begin(start, r.a.cfg.rerunTimeout)
+	rc.call = middleware.Call{Command: c.name, Args: q.args, RawArgs: q.raw, Origin: middleware.Live}
 	var ctx context.Context = rc // it carries origin Live
 	if r.a.cfg.observer != nil {
 		var ro rerunObservation
 		ctx, ro = r.observeRerun(rc, c.name, j.causes[i], 1)
 		j.obs = append(j.obs, ro)
 	}
-	res, err := c.handler(ctx, q.call)
+	res, err := c.handler(ctx, &rc.call)
 	rc.rec.close()
 	now, ended := rc.end()
 	if j.late[i] = ended == context.DeadlineExceeded; j.late[i] {

@@ -80,11 +80,6 @@ func OriginFrom(ctx context.Context) Origin {
 }
 
 // Call describes one command invocation as the chain sees it.
-//
-// A Handler reads a Call and must not modify it: the re-runs of one live
-// query (origin Live) all see the same Call, made once for the query, so
-// that a re-run allocates none. A Call stays valid, and unchanged, after
-// the invocation returns.
 type Call struct {
 	// Command is the command's name, as registered and as the tool is named.
 	Command string
