@@ -162,3 +162,27 @@ func ExampleAdapter_ServeStdio_process() {
 		log.Fatal(err)
 	}
 }
+
+// On a server reached by name from a network (not loopback), list its
+// names: a request for any other Host is refused before it reaches mcp-go,
+// which stops DNS rebinding, where a page's own name is both its Origin and
+// the Host it asks for.
+func ExampleWithAllowedHosts() {
+	srv, a := exampleAdapter()
+	h := a.HTTPHandler(server.NewStreamableHTTPServer(srv), adapter.WithAllowedHosts("mcp.internal"))
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+
+	req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(exampleRead))
+	req.Host = "rebound.example:8080"
+	req.Header.Set("Origin", "http://rebound.example:8080")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		panic(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	fmt.Println(res.StatusCode, strings.TrimSpace(string(body)))
+	// Output:
+	// 403 {"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"host \"rebound.example:8080\" is not allowed"}}
+}

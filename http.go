@@ -65,6 +65,13 @@ func (a *Adapter) HTTPHandler(next http.Handler, opts ...HTTPOption) http.Handle
 	}
 	cfg := newHTTPConfig(opts)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !cfg.hostAllowed(r) {
+			writeHTTPError(w, http.StatusForbidden, &rpcError{
+				Code:    mcp.INVALID_REQUEST,
+				Message: fmt.Sprintf("host %q is not allowed", r.Host),
+			})
+			return
+		}
 		if origin, ok := cfg.originAllowed(r); !ok {
 			writeHTTPError(w, http.StatusForbidden, &rpcError{
 				Code:    mcp.INVALID_REQUEST,

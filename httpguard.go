@@ -27,7 +27,10 @@ const DefaultMaxBodyBytes = 4 << 20
 type HTTPOption func(*httpConfig)
 
 type httpConfig struct {
-	origins  map[string]bool
+	origins map[string]bool
+	// hosts are the allowed Host headers (WithAllowedHosts), lower case;
+	// nil for any.
+	hosts    map[string]bool
 	maxBody  int64
 	badInput []string // what the options got wrong, for the panic
 }
@@ -50,6 +53,54 @@ func WithAllowedOrigins(origins ...string) HTTPOption {
 			c.origins[o] = true
 		}
 	}
+}
+
+// WithAllowedHosts makes HTTPHandler answer 403, with a JSON-RPC error
+// naming the host, any request whose Host header is not one of hosts: the
+// names, and addresses, the server is reached by. A host given without a
+// port matches it on any port ("mcp.example.com", "10.0.0.5"); with one,
+// on that port only ("mcp.example.com:8443"). Case does not matter.
+//
+// The Origin check alone does not stop DNS rebinding on a server reachable
+// by name from a victim's network, an intranet host: the attacker's page
+// sends its own name as both Origin and Host, and an origin whose host is
+// the request's own Host passes (so that a page the server serves itself
+// can call it). Listing the server's names closes that; mcp-go's localhost
+// protection does as much for loopback listeners. Without this option
+// every Host passes.
+func WithAllowedHosts(hosts ...string) HTTPOption {
+	return func(c *httpConfig) {
+		if c.hosts == nil {
+			c.hosts = map[string]bool{}
+		}
+		for _, h := range hosts {
+			name, _, err := net.SplitHostPort(h)
+			if err != nil {
+				name = h
+			}
+			if name == "" || strings.ContainsAny(h, "/?#@ ") {
+				c.badInput = append(c.badInput, fmt.Sprintf("allowed host %q: want host or host:port and nothing else", h))
+				continue
+			}
+			c.hosts[strings.ToLower(h)] = true
+		}
+	}
+}
+
+// hostAllowed applies the rule of WithAllowedHosts to r.
+func (c *httpConfig) hostAllowed(r *http.Request) bool {
+	if c.hosts == nil {
+		return true
+	}
+	host := strings.ToLower(r.Host)
+	if c.hosts[host] {
+		return true
+	}
+	name, _, err := net.SplitHostPort(host)
+	if err != nil {
+		return false // a host:port entry was the only way to match
+	}
+	return c.hosts[name] || c.hosts["["+name+"]"] // an IPv6 address, given bracketed
 }
 
 // WithMaxBodyBytes sets the largest request body HTTPHandler accepts

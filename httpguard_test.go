@@ -170,6 +170,64 @@ func TestHTTPHandlerRefusesForeignOrigins(t *testing.T) {
 	}
 }
 
+// With WithAllowedHosts, a request for any other Host is refused before
+// anything runs, whatever its Origin: the DNS rebinding that the Origin
+// check cannot see, where the attacker's name is both.
+func TestHTTPHandlerChecksTheHost(t *testing.T) {
+	a := Wrap(server.NewMCPServer("t", "1"))
+	var served atomic.Int32
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	})
+	hs := httptest.NewServer(a.HTTPHandler(next, WithAllowedHosts("mcp.internal", "Other.Internal:8443", "[::1]", "10.0.0.5")))
+	t.Cleanup(hs.Close)
+	do := func(host, origin string) (int, []byte) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader(legacyInit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res.StatusCode, body
+	}
+	for _, host := range []string{"mcp.internal", "MCP.internal:9000", "other.internal:8443", "[::1]:3000", "10.0.0.5:80"} {
+		if status, body := do(host, ""); status != http.StatusNoContent {
+			t.Errorf("Host %s: status %d (%s), want it served", host, status, body)
+		}
+	}
+	for _, r := range []struct{ host, origin string }{
+		{"evil.example", ""},
+		{"evil.example:8080", "http://evil.example:8080"}, // rebinding: Origin and Host agree
+		{"other.internal", ""},                            // listed with a port only
+		{"other.internal:8444", ""},
+		{"mcp.internal.evil.example", ""},
+		{"127.0.0.1", ""},
+	} {
+		n := served.Load()
+		status, body := do(r.host, r.origin)
+		if status != http.StatusForbidden {
+			t.Errorf("Host %s: status %d (%s), want 403", r.host, status, body)
+			continue
+		}
+		if e := wireErrorOf(t, body); e.Code != mcp.INVALID_REQUEST || !strings.Contains(e.Message, r.host) {
+			t.Errorf("Host %s: error %+v, want -32600 naming the host", r.host, e)
+		}
+		if served.Load() != n {
+			t.Errorf("Host %s: refused, yet served", r.host)
+		}
+	}
+}
+
 func TestHTTPOptionsPanicOnBadInput(t *testing.T) {
 	a := Wrap(server.NewMCPServer("t", "1"))
 	for _, opt := range []HTTPOption{
@@ -177,6 +235,10 @@ func TestHTTPOptionsPanicOnBadInput(t *testing.T) {
 		WithAllowedOrigins("app.example.com"),
 		WithAllowedOrigins("https://app.example.com/path"),
 		WithMaxBodyBytes(0),
+		WithAllowedHosts("https://mcp.example.com"),
+		WithAllowedHosts(""),
+		WithAllowedHosts("mcp.example.com/mcp"),
+		WithAllowedHosts(":8080"),
 	} {
 		func() {
 			defer func() {
