@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -160,8 +161,25 @@ type httpEdge struct {
 	events eventRewriter
 
 	// writing: a write into an event stream is under way, which abort
-	// cuts short without waiting for mu.
+	// cuts short without waiting for mu; aborted: abort was called, and
+	// no write into the event stream starts any more.
 	writing atomic.Bool
+	aborted atomic.Bool
+}
+
+var errStreamAborted = errors.New("the response stream was cut short by Close")
+
+// streamWrite runs write, a write into the event stream, unless abort was
+// called: then, or if abort comes while it runs, the write fails. Of the
+// two flags each side sets one and then reads the other, so that a write
+// and an abort at the same time never miss each other.
+func (e *httpEdge) streamWrite(write func() error) error {
+	e.writing.Store(true)
+	defer e.writing.Store(false)
+	if e.aborted.Load() {
+		return errStreamAborted
+	}
+	return write()
 }
 
 // flushingHTTPEdge is an httpEdge over a writer that can flush: mcp-go
@@ -188,8 +206,8 @@ func (e *flushingHTTPEdge) Flush() {
 	case finished:
 		return
 	case rewriteSSE:
-		e.writing.Store(true)
-		defer e.writing.Store(false)
+		_ = e.streamWrite(func() error { e.f.Flush(); return nil })
+		return
 	}
 	e.f.Flush()
 }
@@ -262,20 +280,25 @@ func (e *httpEdge) Write(p []byte) (int, error) {
 		}
 		return len(p), nil
 	case rewriteSSE:
-		e.writing.Store(true)
-		defer e.writing.Store(false)
-		return e.events.Write(p)
+		var n int
+		err := e.streamWrite(func() (err error) {
+			n, err = e.events.Write(p)
+			return err
+		})
+		return n, err
 	}
 	return e.w.Write(p)
 }
 
 // abort makes a write into the event stream under way fail now, as a
-// past deadline does: Close, once its context has ended, so that a client
-// that stops reading its listen stream does not hold Close (and the
-// answer it writes) for as long as the connection lasts. It only acts
-// while a write is under way, so that it never reaches a connection the
-// server has moved on to another request with.
+// past deadline does, and those after it refuse: Close, once its context
+// has ended, so that a client that stops reading its listen stream does
+// not hold Close (and the answer it writes) for as long as the connection
+// lasts. It sets the deadline only while a write is under way, so that it
+// never reaches a connection the server has moved on to another request
+// with.
 func (e *httpEdge) abort() {
+	e.aborted.Store(true)
 	if e.writing.Load() {
 		_ = http.NewResponseController(e.w).SetWriteDeadline(time.Now())
 	}
@@ -481,9 +504,12 @@ func (e *httpEdge) finishListen(id json.RawMessage) {
 		return
 	}
 	ev := append(append([]byte("event: message\ndata: "), msg...), "\n\n"...)
-	if writeAll(e.w, ev) == nil {
-		_ = http.NewResponseController(e.w).Flush()
-	}
+	_ = e.streamWrite(func() error {
+		if err := writeAll(e.w, ev); err != nil {
+			return err
+		}
+		return http.NewResponseController(e.w).Flush()
+	})
 }
 
 // listenRequestID returns the id of body when it is a subscriptions/listen
