@@ -17,6 +17,9 @@ import (
 // TCP connection does; with no deadline it blocks for good.
 type stallingWriter struct {
 	header http.Header
+	// writing is closed when the first write begins.
+	writing   chan struct{}
+	startOnce sync.Once
 
 	mu       sync.Mutex
 	deadline time.Time
@@ -24,7 +27,7 @@ type stallingWriter struct {
 }
 
 func newStallingWriter() *stallingWriter {
-	return &stallingWriter{header: http.Header{}, changed: make(chan struct{})}
+	return &stallingWriter{header: http.Header{}, changed: make(chan struct{}), writing: make(chan struct{})}
 }
 
 func (w *stallingWriter) Header() http.Header { return w.header }
@@ -41,6 +44,7 @@ func (w *stallingWriter) SetWriteDeadline(t time.Time) error {
 }
 
 func (w *stallingWriter) Write([]byte) (int, error) {
+	w.startOnce.Do(func() { close(w.writing) })
 	for {
 		w.mu.Lock()
 		deadline, changed := w.deadline, w.changed
@@ -108,6 +112,7 @@ func TestCloseCutsShortAStalledListenStream(t *testing.T) {
 		_, err := ew.Write([]byte("event: message\ndata: {}\n\n"))
 		mcpgo <- err
 	}()
+	<-w.writing // mcp-go's write is blocked, holding the edge
 	cancelled := make(chan struct{})
 	lc := &listenCloser{id: json.RawMessage(`7`), edge: e, cancel: func() { close(cancelled) }}
 
@@ -128,4 +133,29 @@ func TestCloseCutsShortAStalledListenStream(t *testing.T) {
 		t.Error("mcp-go's write into the stalled stream succeeded")
 	}
 	<-cancelled // the request is cancelled all the same
+}
+
+// A write into a listen stream that begins after Close aborted it fails at
+// once rather than waiting on a client that reads nothing.
+func TestAbortedListenStreamRefusesLaterWrites(t *testing.T) {
+	w := newStallingWriter()
+	e := &httpEdge{w: w}
+	e.events.out = w
+	var ew http.ResponseWriter = &flushingHTTPEdge{e, w}
+	ew.Header().Set("Content-Type", "text/event-stream")
+	ew.WriteHeader(http.StatusOK)
+	e.abort() // no write under way
+	done := make(chan error, 1)
+	go func() {
+		_, err := ew.Write([]byte("event: message\ndata: {}\n\n"))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("a write after the abort succeeded")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a write after the abort is waiting on a client that reads nothing")
+	}
 }
