@@ -1,0 +1,176 @@
+package adapter_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcplive/adapter"
+	"github.com/mcplive/adapter/adaptertest"
+	"github.com/mcplive/adapter/middleware"
+)
+
+// edgeNumberArgs: numbers with bounds, a float32, an unsigned integer, an enum
+// whose constant holds a letter whose upper case is longer in UTF-8.
+type edgeNumberArgs struct {
+	Max    *float64 `json:"max,omitempty" jsonschema:"maximum=1"`
+	Above  *float64 `json:"above,omitempty" jsonschema:"exclusiveMinimum=0"`
+	Below  *float64 `json:"below,omitempty" jsonschema:"exclusiveMaximum=1"`
+	F32    *float32 `json:"f32,omitempty" jsonschema:"maximum=16777216"`
+	U      *uint64  `json:"u,omitempty"`
+	Street string   `json:"street,omitempty" jsonschema:"enum=straße,enum=weg"`
+	Unit   string   `json:"unit,omitempty" jsonschema:"enum=kelvin,enum=celsius"`
+}
+
+const edgeNumberTemplate = "app://edge_numbers{?above,below,f32,max,street,u,unit}"
+
+// edgeNumberApp declares edge_numbers, whose function records the arguments it
+// was run with (as JSON) and returns them.
+func edgeNumberApp(t *testing.T) (*adaptertest.Client, func() []string) {
+	t.Helper()
+	srv := server.NewMCPServer("t", "1")
+	a := adapter.Wrap(srv)
+	var mu sync.Mutex
+	var seen []string
+	adapter.Live(a, "edge_numbers", "", func(_ context.Context, args edgeNumberArgs) (edgeNumberArgs, error) {
+		b, _ := json.Marshal(args)
+		mu.Lock()
+		seen = append(seen, string(b))
+		mu.Unlock()
+		return args, nil
+	})
+	return adaptertest.New(t, a), func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), seen...)
+	}
+}
+
+// outcome runs the same value by a read and by a tools/call and says
+// whether each was accepted, with its answer.
+// outcome runs the same value by a read and by a tools/call and says
+// whether each was accepted, with its answer.
+func readAndCallOutcomes(t *testing.T, c *adaptertest.Client, query, args string) (readOK bool, readSaid string, callOK bool, callSaid string) {
+	t.Helper()
+	text, err := c.Read("app://edge_numbers?" + query)
+	readOK, readSaid = err == nil, text
+	if err != nil {
+		readSaid = err.Error()
+	}
+	res, err := c.CallTool("edge_numbers", json.RawMessage(args))
+	if err != nil {
+		t.Fatalf("tools/call %s: %v", args, err)
+	}
+	callOK = !res.IsError
+	b, _ := json.Marshal(res.Content)
+	callSaid = string(b)
+	return
+}
+
+// docs/reading.md: "The converted arguments are then held to the whole
+// published input schema, exactly as a tools/call's are ... The same values
+// give the same list on a read and on a tools/call." A read rounds a number
+// to float64 (float32) before the schema sees it; a tools/call has the
+// schema check the exact decimal, and Go rounds it afterwards.
+func TestNumbersNearExclusiveBoundsAlikeOnReadAndToolCall(t *testing.T) {
+	c, _ := edgeNumberApp(t)
+	cases := []struct{ name, query, args string }{
+		{"exclusiveMinimum=0, 1e-400", "above=1e-400", `{"above":1e-400}`},
+		{"exclusiveMaximum=1, 0.99999999999999999", "below=0.99999999999999999", `{"below":0.99999999999999999}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			readOK, readSaid, callOK, callSaid := readAndCallOutcomes(t, c, tc.query, tc.args)
+			if readOK != callOK {
+				t.Errorf("read ?%s accepted=%v (%s), but tools/call %s accepted=%v (%s)",
+					tc.query, readOK, readSaid, tc.args, callOK, callSaid)
+			}
+		})
+	}
+}
+
+// docs/commands.md: "Each tag below becomes a keyword of the published
+// schema, and each keyword is enforced on every tools/call, read and
+// subscription: nothing needs repeating in Validate." A tools/call whose
+// number is below the bound as written but rounds onto it in Go runs the
+// command with a value the schema forbids.
+func TestToolCallNeverRunsWithAValueTheSchemaForbids(t *testing.T) {
+	c, seen := edgeNumberApp(t)
+	for _, args := range []string{`{"below":0.99999999999999999}`, `{"above":1e-400}`} {
+		if _, err := c.CallTool("edge_numbers", json.RawMessage(args)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range seen() {
+		var got edgeNumberArgs
+		if err := json.Unmarshal([]byte(s), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Below != nil && !(*got.Below < 1) {
+			t.Errorf("the command ran with below=%v, but the schema says exclusiveMaximum=1", *got.Below)
+		}
+		if got.Above != nil && !(*got.Above > 0) {
+			t.Errorf("the command ran with above=%v, but the schema says exclusiveMinimum=0", *got.Above)
+		}
+	}
+}
+
+// docs/completion.md: an enum variable completes to "its constants that
+// start with the typed prefix (ignoring case)". complete compares
+// s[:len(prefix)] with strings.EqualFold, so a prefix whose case-folded
+// form has another length in UTF-8 (ẞ is 3 bytes, ß 2; the Kelvin sign K
+// is 3 bytes, k 1) never matches, though strings.EqualFold says they are
+// equal ignoring case.
+func TestCompletionIgnoresCaseAcrossUTF8Lengths(t *testing.T) {
+	c, _ := edgeNumberApp(t)
+	cases := []struct{ variable, prefix, want string }{
+		{"street", "STRAß", "straße"}, // passes: same byte lengths
+		{"street", "STRAẞ", "straße"}, // U+1E9E LATIN CAPITAL LETTER SHARP S
+		{"unit", "\u212a", "kelvin"},  // U+212A KELVIN SIGN
+	}
+	for _, tc := range cases {
+		head := string([]rune(tc.want)[:len([]rune(tc.prefix))]) // as many characters as the prefix
+		if !strings.EqualFold(tc.prefix, head) {
+			t.Fatalf("strings.EqualFold(%q, %q) = false", tc.prefix, head)
+		}
+		res, err := c.Complete(edgeNumberTemplate, tc.variable, tc.prefix, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Completion.Values; len(got) != 1 || got[0] != tc.want {
+			t.Errorf("complete %s %q = %q; want [%q], since strings.EqualFold(%q, %q) = true",
+				tc.variable, tc.prefix, got, tc.want, tc.prefix, head)
+		}
+	}
+}
+
+// options.go: "panic recovery outermost, so that a panic anywhere becomes
+// an internal error"; docs/middleware.md: a completion passes the chain
+// (Call.Completion set). complete.go asserts the chain's result with
+// res.([]string), outside Recover: a middleware that answers a call itself
+// with anything but a []string (here nil, nil, say a dry-run mode for
+// agents) panics the request goroutine. Through HandleMessage (stdio, the
+// adaptertest client) nothing recovers it.
+func TestCompletionSurvivesAMiddlewaresOwnResult(t *testing.T) {
+	srv := server.NewMCPServer("t", "1")
+	a := adapter.Wrap(srv, adapter.WithMiddleware(func(next middleware.Handler) middleware.Handler {
+		return func(ctx context.Context, call *middleware.Call) (any, error) {
+			if call.Origin == middleware.Agent {
+				return nil, nil // answers agents itself, with no result
+			}
+			return next(ctx, call)
+		}
+	}))
+	adapter.Live(a, "edge_numbers", "", func(_ context.Context, args edgeNumberArgs) (edgeNumberArgs, error) { return args, nil })
+	c := adaptertest.New(t, a)
+	defer func() {
+		if v := recover(); v != nil {
+			t.Errorf("completion/complete panicked: %v", v)
+		}
+	}()
+	_, _ = c.Complete(edgeNumberTemplate, "unit", "k", nil) // an error or no values are fine; a panic is not
+}
