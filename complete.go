@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -80,7 +82,12 @@ func (p completionProvider) CompleteResourceArgument(ctx context.Context, uri st
 	if err != nil {
 		return nil, a.completionError(ctx, c, err)
 	}
-	return limitCompletion(res.([]string)), nil
+	values, ok := res.([]string)
+	if !ok {
+		// A middleware answered the call itself, with no list of values.
+		return nil, a.completionError(ctx, c, fmt.Errorf("completion of %s: the middleware chain returned %T, not []string", arg.Name, res))
+	}
+	return limitCompletion(values), nil
 }
 
 // completionTarget finds the command a completion reference names: its
@@ -124,11 +131,29 @@ func (c *command) complete(ctx context.Context, v *variable, prefix string, give
 	}
 	out := []string{}
 	for _, s := range candidates {
-		if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		if hasPrefixFold(s, prefix) {
 			out = append(out, s)
 		}
 	}
 	return out, nil
+}
+
+// hasPrefixFold reports whether s starts with prefix, ignoring case as
+// strings.EqualFold does: character by character, since a character and
+// its other case may differ in length in UTF-8 (ẞ and ß, K and k).
+func hasPrefixFold(s, prefix string) bool {
+	for prefix != "" {
+		if s == "" {
+			return false
+		}
+		_, n := utf8.DecodeRuneInString(s)
+		_, m := utf8.DecodeRuneInString(prefix)
+		if s[:n] != prefix[:m] && !strings.EqualFold(s[:n], prefix[:m]) {
+			return false
+		}
+		s, prefix = s[n:], prefix[m:]
+	}
+	return true
 }
 
 // typedArguments converts the variables a completion request already has
