@@ -14,9 +14,10 @@ import (
 // not acknowledge the URIs of live commands, resources/subscribe answers
 // -32600), Changed does nothing, and no queued re-run starts. Then Close
 //
-//  1. lets the re-runs under way finish and delivers what they found,
-//     until ctx ends; at ctx's end it cancels the contexts of those still
-//     running;
+//  1. lets the re-runs under way finish and delivers what they found to
+//     the clients that take it, until ctx ends (a client that does not
+//     read its notifications holds up nothing); at ctx's end it cancels
+//     the contexts of the re-runs still running;
 //  2. ends every subscription: a subscriptions/listen request ends on the
 //     wire with its result, as when the client cancels it (through
 //     HTTPHandler, ServeStdio, HandleMessage and the in-process client;
@@ -38,12 +39,22 @@ import (
 func (a *Adapter) Close(ctx context.Context) error {
 	r := a.live
 	if !r.beginClose() {
+		// A second call waits like the first: until the first is done.
+		select {
+		case <-r.closeDone:
+		case <-ctx.Done():
+			return fmt.Errorf("adapter: Close: live work still under way: %w", ctx.Err())
+		}
 		return r.waitGone(ctx)
 	}
+	defer close(r.closeDone)
 	if r.pub != nil {
 		r.pub.close()
 	}
-	settled := r.waitFor(ctx, func() bool { return r.workers == 0 && r.deliverers.Load() == 0 })
+	// Step 1 is over when no re-run runs and every delivery left waits
+	// for a client that does not read: ending the subscriptions (step 2)
+	// is what frees those.
+	settled := r.waitFor(ctx, func() bool { return r.workers == 0 && r.deliverers.Load() == r.waiting.Load() })
 	if settled != nil {
 		r.cancelQueries()
 	}

@@ -3,9 +3,11 @@ package adapter
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -287,5 +289,160 @@ func TestCloseStartsNoMoreOfAChunk(t *testing.T) {
 	}
 	if n := len(started); n != 0 {
 		t.Fatalf("%d queued re-runs started after Close began, want 0 (only the one under way may finish)", n)
+	}
+}
+
+// listenWithCloser opens a subscriptions/listen stream on f's session
+// whose request context carries lc, as HTTPHandler's does: Close ends that
+// listen through lc (lifecycle.go). lc.cancel is set to the request's
+// cancel. It returns once the stream is acknowledged.
+func listenWithCloser(t *testing.T, f *fakeClient, lc *listenCloser, uris ...string) {
+	t.Helper()
+	f.nextID++
+	id := f.nextID
+	raw, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": map[string]any{
+		"notifications": map[string]any{"resourceSubscriptions": uris},
+		"_meta": map[string]any{
+			mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
+			mcp.MetaKeyClientCapabilities: map[string]any{},
+			mcp.MetaKeyClientInfo:         map[string]any{"name": "fake", "version": "1"},
+		},
+	}})
+	lc.id = json.RawMessage(fmt.Sprint(id))
+	ctx, cancel := context.WithCancel(f.ctx())
+	lc.cancel = cancel
+	ctx = withListenCloser(ctx, lc)
+	f.streams = append(f.streams, cancel)
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		f.a.HandleMessage(ctx, raw)
+	}()
+	for n := range f.s.ch {
+		if n.Method == mcp.MethodNotificationSubscriptionsAcknowledged {
+			return
+		}
+	}
+}
+
+// stalledEdge is the HTTP edge of a listen response whose client stopped
+// reading: its header is out (an event stream), and every write into the
+// connection blocks until a write deadline passes.
+func stalledEdge() (*httpEdge, *stallingWriter) {
+	w := newStallingWriter()
+	e := &httpEdge{w: w}
+	e.events.out = w
+	var ew http.ResponseWriter = &flushingHTTPEdge{e, w}
+	ew.Header().Set("Content-Type", "text/event-stream")
+	ew.WriteHeader(http.StatusOK)
+	return e, w
+}
+
+// Close's doc: "through HTTPHandler, the writes into a stream whose client
+// stopped reading are cut short at ctx's end". Here the listen stream is
+// idle when Close comes (mcp-go is not writing into it), and the client
+// has stopped reading: the answer Close itself writes
+// (httpEdge.finishListen) blocks, and must be cut short too.
+func TestCloseCutsShortItsOwnStalledWrite(t *testing.T) {
+	a := newLiveServer(t, newItemStore(2))
+	f := newFakeClient(t, a, "f", 16)
+	e, w := stalledEdge()
+	listenWithCloser(t, f, &listenCloser{edge: e}, "app://items_show/1")
+	if got := a.LiveStats().Subscriptions; got != 1 {
+		t.Fatalf("subscriptions: %d, want 1", got)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	closed := make(chan error, 1)
+	go func() { closed <- a.Close(ctx) }()
+	select {
+	case err := <-closed:
+		t.Logf("Close: %v", err)
+	case <-time.After(5 * time.Second):
+		// Let the blocked write fail, so that the goroutines end.
+		_ = w.SetWriteDeadline(time.Now())
+		<-closed
+		t.Fatal("Close(50ms) still blocked 5s later: its own write of the listen result into a stalled stream is not cut short at ctx's end")
+	}
+}
+
+// "A second call waits like the first." A Close made while the first one
+// is still ending the listen requests (step 2) returns nil at once, before
+// the first is done.
+func TestSecondCloseWaitsLikeTheFirst(t *testing.T) {
+	a := newLiveServer(t, newItemStore(2))
+	f := newFakeClient(t, a, "f", 16)
+	e, w := stalledEdge()
+	// mcp-go is writing into the stalled stream when Close comes: abort
+	// cuts that write short at the first Close's deadline.
+	mcpgo := make(chan error, 1)
+	go func() {
+		_, err := (&flushingHTTPEdge{e, w}).Write([]byte("event: message\ndata: {}\n\n"))
+		mcpgo <- err
+	}()
+	<-w.writing
+	listenWithCloser(t, f, &listenCloser{edge: e}, "app://items_show/1")
+
+	firstCtx, cancelFirst := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancelFirst()
+	first := make(chan error, 1)
+	go func() { first <- a.Close(firstCtx) }()
+	// Wait until the first Close is in step 2: every subscription ended,
+	// the listen request not yet ended on the wire.
+	waitCtx, cancelWait := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancelWait()
+	if err := a.live.waitFor(waitCtx, func() bool { return a.live.closed && a.live.subs == 0 }); err != nil {
+		t.Fatal(err)
+	}
+
+	secondCtx, cancelSecond := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancelSecond()
+	second := a.Close(secondCtx)
+	select {
+	case err := <-first:
+		t.Logf("first Close returned first: %v; second: %v", err, second)
+	default:
+		t.Errorf("a second Close returned %v while the first was still ending the listen requests", second)
+		<-first
+	}
+	<-mcpgo
+}
+
+// Close(ctx) with a client that never reads its notifications: nothing is
+// re-running, the delivery waits for the session's channel, and step 2
+// (endAll, which closes every conn's done) frees it. Step 1 used to wait
+// for no delivery at all, which only step 2 brings about: Close waited for
+// ctx's end, then claimed re-runs were cancelled (with
+// context.Background(), it never returned).
+func TestCloseIsNotHeldByAClientThatDoesNotRead(t *testing.T) {
+	st := newItemStore(2)
+	a := newLiveServer(t, st)
+	f := newFakeClient(t, a, "slow", 1) // room for one notification, never read
+	for _, u := range []string{"app://items_show/1", "app://items_show/2"} {
+		if err := f.subscribe(u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.set(1, "v2")
+	st.set(2, "v2")
+	a.Changed("items/1", "items/2")
+	// The re-runs are done and a delivery is waiting for room.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.live.waitFor(ctx, func() bool {
+		s := a.live.statsLocked()
+		return s.Running == 0 && s.Reruns == 2 && s.Delivering == 1
+	}); err != nil {
+		t.Fatalf("no delivery waiting: %+v", a.LiveStats())
+	}
+
+	closeCtx, cancelClose := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancelClose()
+	start := time.Now()
+	err := a.Close(closeCtx)
+	took := time.Since(start)
+	if err != nil || took > time.Second {
+		t.Fatalf("Close with no re-run under way took %v and returned: %v", took.Round(time.Millisecond), err)
 	}
 }

@@ -49,7 +49,7 @@ func (r *liveRegistry) deliver(c *conn) {
 		if onStream {
 			sent = r.writeToStream(c, batch)
 		} else {
-			sent = handOver(c, batch)
+			sent = r.handOver(c, batch)
 		}
 		clear(batch)
 	}
@@ -187,13 +187,13 @@ func (r *liveRegistry) detachStream(gs *getStream) {
 // handOver hands the batch's notifications to c's session, but those of
 // subscriptions that ended since the batch was taken, and returns how many
 // it handed over.
-func handOver(c *conn, batch []*outSlot) (sent uint64) {
+func (r *liveRegistry) handOver(c *conn, batch []*outSlot) (sent uint64) {
 	ch := channelFor(c)
 	for _, e := range batch {
 		if e.gone.Load() {
 			continue
 		}
-		ok, closed := send(ch, c, e)
+		ok, closed := r.send(ch, c, e)
 		if closed {
 			break
 		}
@@ -267,10 +267,12 @@ func (r *liveRegistry) putBack(c *conn, rest []*outSlot) {
 // subscription or the session (c.done) ends. It reports whether the
 // notification was handed over, and whether the channel was closed: the
 // transport is gone.
-func send(ch chan<- mcp.JSONRPCNotification, c *conn, e *outSlot) (sent, closed bool) {
+func (r *liveRegistry) send(ch chan<- mcp.JSONRPCNotification, c *conn, e *outSlot) (sent, closed bool) {
 	if sent, closed = trySend(ch, e.note); sent || closed {
 		return sent, closed // the common case, without waiting
 	}
+	r.waitingForRoom(1)
+	defer r.waitingForRoom(-1)
 	for {
 		ended, gone := c.slotEndedUnlessGone(e)
 		if gone {
@@ -280,6 +282,16 @@ func send(ch chan<- mcp.JSONRPCNotification, c *conn, e *outSlot) (sent, closed 
 			return sent, closed
 		}
 	}
+}
+
+// waitingForRoom counts a delivery that starts (+1) or stops (-1) waiting
+// for room in its session's channel, and wakes Close, whose first step
+// ends once every delivery left is one of those (lifecycle.go).
+func (r *liveRegistry) waitingForRoom(delta int64) {
+	r.waiting.Add(delta)
+	r.mu.Lock()
+	r.signalLocked()
+	r.mu.Unlock()
 }
 
 // waitSend hands n to ch, waiting for room until done or streamDone ends

@@ -77,6 +77,8 @@ type liveRegistry struct {
 	// closing is closed, for a worker running a chunk without the mutex:
 	// the chunk's runs not yet started do not start (Close).
 	closing atomic.Bool
+	// closeDone is closed when the first Close returns (lifecycle.go).
+	closeDone chan struct{}
 
 	runq     runQueue  // queries waiting for a worker (liverunq.go)
 	held     heldConns // outboxes waiting for the wave (liveburst.go)
@@ -85,7 +87,10 @@ type liveRegistry struct {
 	// deliverers counts the delivery goroutines alive. It grows under mu
 	// and shrinks without it (liveoutbox.go); the last to leave signals.
 	deliverers atomic.Int64
-	subs       int // subscriptions held
+	// waiting counts the deliveries waiting for room in a session's
+	// channel: a client that does not read.
+	waiting atomic.Int64
+	subs    int // subscriptions held
 	// changes counts the changes reported, so that a subscription whose
 	// first run overlapped one re-runs once to be sure of its baseline.
 	changes uint64
@@ -175,6 +180,7 @@ func newLiveRegistry(a *Adapter) *liveRegistry {
 		a:                  a,
 		maxRuns:            4 * runtime.GOMAXPROCS(0),
 		streamWriteTimeout: streamWriteTimeout,
+		closeDone:          make(chan struct{}),
 		liveCtx:            middleware.WithOrigin(context.Background(), middleware.Live),
 		digests:            newDigests(),
 		queries:            make(map[queryKey]*query),
