@@ -61,6 +61,19 @@ func (w *stallingWriter) Write([]byte) (int, error) {
 	}
 }
 
+// stalledEdge is the HTTP edge of a listen response whose client stopped
+// reading: its header is out (an event stream), and every write into the
+// connection blocks until a write deadline passes.
+func stalledEdge() (*httpEdge, *stallingWriter) {
+	w := newStallingWriter()
+	e := &httpEdge{w: w}
+	e.events.out = w
+	var ew http.ResponseWriter = &flushingHTTPEdge{e, w}
+	ew.Header().Set("Content-Type", "text/event-stream")
+	ew.WriteHeader(http.StatusOK)
+	return e, w
+}
+
 // A client that stops reading its GET stream holds up the stream for at
 // most its write timeout, whoever writes: mcp-go's writes (server
 // notifications, pings) used to block with the stream's mutex held and no
@@ -101,12 +114,8 @@ func TestGetStreamBoundsEveryWrite(t *testing.T) {
 // Close's context has ended, those writes are cut short and Close returns
 // instead of waiting for as long as the connection lasts.
 func TestCloseCutsShortAStalledListenStream(t *testing.T) {
-	w := newStallingWriter()
-	e := &httpEdge{w: w}
-	e.events.out = w
-	var ew http.ResponseWriter = &flushingHTTPEdge{e, w}
-	ew.Header().Set("Content-Type", "text/event-stream")
-	ew.WriteHeader(http.StatusOK)
+	e, w := stalledEdge()
+	ew := &flushingHTTPEdge{e, w}
 	mcpgo := make(chan error, 1)
 	go func() {
 		_, err := ew.Write([]byte("event: message\ndata: {}\n\n"))
@@ -138,12 +147,8 @@ func TestCloseCutsShortAStalledListenStream(t *testing.T) {
 // A write into a listen stream that begins after Close aborted it fails at
 // once rather than waiting on a client that reads nothing.
 func TestAbortedListenStreamRefusesLaterWrites(t *testing.T) {
-	w := newStallingWriter()
-	e := &httpEdge{w: w}
-	e.events.out = w
-	var ew http.ResponseWriter = &flushingHTTPEdge{e, w}
-	ew.Header().Set("Content-Type", "text/event-stream")
-	ew.WriteHeader(http.StatusOK)
+	e, w := stalledEdge()
+	ew := &flushingHTTPEdge{e, w}
 	e.abort() // no write under way
 	done := make(chan error, 1)
 	go func() {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -300,14 +299,7 @@ func listenWithCloser(t *testing.T, f *fakeClient, lc *listenCloser, uris ...str
 	t.Helper()
 	f.nextID++
 	id := f.nextID
-	raw, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": map[string]any{
-		"notifications": map[string]any{"resourceSubscriptions": uris},
-		"_meta": map[string]any{
-			mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
-			mcp.MetaKeyClientCapabilities: map[string]any{},
-			mcp.MetaKeyClientInfo:         map[string]any{"name": "fake", "version": "1"},
-		},
-	}})
+	raw := listenRequest(id, uris)
 	lc.id = json.RawMessage(fmt.Sprint(id))
 	ctx, cancel := context.WithCancel(f.ctx())
 	lc.cancel = cancel
@@ -323,19 +315,6 @@ func listenWithCloser(t *testing.T, f *fakeClient, lc *listenCloser, uris ...str
 			return
 		}
 	}
-}
-
-// stalledEdge is the HTTP edge of a listen response whose client stopped
-// reading: its header is out (an event stream), and every write into the
-// connection blocks until a write deadline passes.
-func stalledEdge() (*httpEdge, *stallingWriter) {
-	w := newStallingWriter()
-	e := &httpEdge{w: w}
-	e.events.out = w
-	var ew http.ResponseWriter = &flushingHTTPEdge{e, w}
-	ew.Header().Set("Content-Type", "text/event-stream")
-	ew.WriteHeader(http.StatusOK)
-	return e, w
 }
 
 // Close's doc: "through HTTPHandler, the writes into a stream whose client

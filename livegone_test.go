@@ -2,7 +2,6 @@ package adapter
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -83,14 +82,7 @@ func (c *gatedClient) ctx() context.Context {
 
 func (c *gatedClient) call(method string, params any) *mcp.JSONRPCErrorDetails {
 	c.nextID++
-	raw, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.nextID, "method": method, "params": params})
-	switch r := c.a.HandleMessage(c.ctx(), raw).(type) {
-	case mcp.JSONRPCError:
-		return &r.Error
-	case *mcp.JSONRPCError:
-		return &r.Error
-	}
-	return nil
+	return handleCall(c.a, c.ctx(), c.nextID, method, params)
 }
 
 // listen opens a listen stream for uris, waits for its acknowledgement,
@@ -100,14 +92,7 @@ func (c *gatedClient) listen(uris ...string) (subID string, stop func()) {
 	c.t.Helper()
 	c.nextID++
 	id := c.nextID
-	raw, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": map[string]any{
-		"notifications": map[string]any{"resourceSubscriptions": uris},
-		"_meta": map[string]any{
-			mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
-			mcp.MetaKeyClientCapabilities: map[string]any{},
-			mcp.MetaKeyClientInfo:         map[string]any{"name": "fake", "version": "1"},
-		},
-	}})
+	raw := listenRequest(id, uris)
 	ctx, cancel := context.WithCancel(c.ctx())
 	answered := make(chan struct{})
 	go func() {

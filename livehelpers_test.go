@@ -386,17 +386,37 @@ func (f *fakeClient) ctx() context.Context {
 	return f.a.Server().WithContext(context.Background(), f.s)
 }
 
-// call sends one legacy request and returns its error, nil on success.
-func (f *fakeClient) call(method string, params any) *mcp.JSONRPCErrorDetails {
-	f.nextID++
-	raw, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": f.nextID, "method": method, "params": params})
-	switch r := f.a.HandleMessage(f.ctx(), raw).(type) {
+// listenRequest is a subscriptions/listen request of protocol 2026-07-28
+// for uris, with the request id id.
+func listenRequest(id int, uris []string) []byte {
+	raw, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": map[string]any{
+		"notifications": map[string]any{"resourceSubscriptions": uris},
+		"_meta": map[string]any{
+			mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
+			mcp.MetaKeyClientCapabilities: map[string]any{},
+			mcp.MetaKeyClientInfo:         map[string]any{"name": "fake", "version": "1"},
+		},
+	}})
+	return raw
+}
+
+// handleCall sends one request through a's HandleMessage in ctx and
+// returns its error, nil on success.
+func handleCall(a *Adapter, ctx context.Context, id int, method string, params any) *mcp.JSONRPCErrorDetails {
+	raw, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	switch r := a.HandleMessage(ctx, raw).(type) {
 	case mcp.JSONRPCError:
 		return &r.Error
 	case *mcp.JSONRPCError:
 		return &r.Error
 	}
 	return nil
+}
+
+// call sends one legacy request and returns its error, nil on success.
+func (f *fakeClient) call(method string, params any) *mcp.JSONRPCErrorDetails {
+	f.nextID++
+	return handleCall(f.a, f.ctx(), f.nextID, method, params)
 }
 
 func (f *fakeClient) subscribe(uri string) *mcp.JSONRPCErrorDetails {
@@ -420,14 +440,7 @@ func (f *fakeClient) listenID(t testingT, uris ...string) (acked []string, subID
 	t.Helper()
 	f.nextID++
 	id := f.nextID
-	raw, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": map[string]any{
-		"notifications": map[string]any{"resourceSubscriptions": uris},
-		"_meta": map[string]any{
-			mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
-			mcp.MetaKeyClientCapabilities: map[string]any{},
-			mcp.MetaKeyClientInfo:         map[string]any{"name": "fake", "version": "1"},
-		},
-	}})
+	raw := listenRequest(id, uris)
 	ctx, cancel := context.WithCancel(f.ctx())
 	f.streams = append(f.streams, cancel)
 	f.wg.Add(1)

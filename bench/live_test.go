@@ -96,7 +96,21 @@ func BenchmarkFanoutFloor(b *testing.B) { benchFanoutFloor(b, realisticCmd) }
 // command.
 func BenchmarkFanoutFloorTrivial(b *testing.B) { benchFanoutFloor(b, trivialCmd) }
 
-func benchFanoutFloor(b *testing.B, cmd liveCmd) {
+func benchFanoutFloor(b *testing.B, cmd liveCmd) { runFloor(b, cmd, floorInOneLoop) }
+
+// BenchmarkFanoutFloorParallel is BenchmarkFanoutFloor on every CPU
+// (GOMAXPROCS goroutines, each with its share of the commands, then of the
+// sessions), as the registry's workers run: what running in parallel
+// costs by itself. It is not the target's floor; it tells apart, in
+// Fanout's CPU beyond FanoutFloor's, the price of using every core (two
+// cores contending for the allocator, the store's lock and the sessions'
+// channels) from the registry's own work (docs/performance.md).
+func BenchmarkFanoutFloorParallel(b *testing.B) { runFloor(b, realisticCmd, floorOnEveryCPU) }
+
+// runFloor times op, a fan-out without a registry, on the Fanout setup:
+// each op runs the commands and hands every burst over, and ends when the
+// clients' handlers have every notification.
+func runFloor(b *testing.B, cmd liveCmd, op func(context.Context, *fanout, [][]mcp.JSONRPCNotification) error) {
 	f := newFanout(b, cmd)
 	bursts := floorBursts(f)
 	ctx := context.Background()
@@ -110,21 +124,60 @@ func benchFanoutFloor(b *testing.B, cmd liveCmd) {
 		f.cmd.write()
 		f.expect(int64(f.subs))
 		b.StartTimer()
-		for k := 1; k <= f.queries; k++ {
-			if err := f.cmd.direct(ctx, k); err != nil {
-				b.Fatal(err)
-			}
-		}
-		for i, ls := range f.listens {
-			ch := ls.session.NotificationChannel()
-			for _, n := range bursts[i] {
-				ch <- n
-			}
+		if err := op(ctx, f, bursts); err != nil {
+			b.Fatal(err)
 		}
 		f.wait(b, int64(f.subs))
 	}
 	cpu.report(loops)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(loops*f.subs), "ns/notification")
+}
+
+// floorInOneLoop runs the commands, then hands each session its burst,
+// in one loop: FanoutFloor.
+func floorInOneLoop(ctx context.Context, f *fanout, bursts [][]mcp.JSONRPCNotification) error {
+	for k := 1; k <= f.queries; k++ {
+		if err := f.cmd.direct(ctx, k); err != nil {
+			return err
+		}
+	}
+	for i, ls := range f.listens {
+		ch := ls.session.NotificationChannel()
+		for _, n := range bursts[i] {
+			ch <- n
+		}
+	}
+	return nil
+}
+
+// floorOnEveryCPU is floorInOneLoop split over GOMAXPROCS goroutines.
+func floorOnEveryCPU(ctx context.Context, f *fanout, bursts [][]mcp.JSONRPCNotification) error {
+	procs := runtime.GOMAXPROCS(0)
+	errs := make(chan error, procs)
+	for w := range procs {
+		go func() {
+			for k := 1 + w; k <= f.queries; k += procs {
+				if err := f.cmd.direct(ctx, k); err != nil {
+					errs <- err
+					return
+				}
+			}
+			for i := w; i < len(f.listens); i += procs {
+				ch := f.listens[i].session.NotificationChannel()
+				for _, n := range bursts[i] {
+					ch <- n
+				}
+			}
+			errs <- nil
+		}()
+	}
+	var first error
+	for range procs {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // floorBursts are the notifications of each listen stream of f, built
@@ -142,57 +195,6 @@ func floorBursts(f *fanout) [][]mcp.JSONRPCNotification {
 		}
 	}
 	return bursts
-}
-
-// BenchmarkFanoutFloorParallel is BenchmarkFanoutFloor on every CPU
-// (GOMAXPROCS goroutines, each with its share of the commands, then of the
-// sessions), as the registry's workers run: what running in parallel
-// costs by itself. It is not the target's floor; it tells apart, in
-// Fanout's CPU beyond FanoutFloor's, the price of using every core (two
-// cores contending for the allocator, the store's lock and the sessions'
-// channels) from the registry's own work (docs/performance.md).
-func BenchmarkFanoutFloorParallel(b *testing.B) {
-	f := newFanout(b, realisticCmd)
-	bursts := floorBursts(f)
-	ctx := context.Background()
-	procs := runtime.GOMAXPROCS(0)
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu := startCPU(b)
-	loops := 0
-	for b.Loop() {
-		loops++
-		b.StopTimer()
-		f.cmd.write()
-		f.expect(int64(f.subs))
-		b.StartTimer()
-		errs := make(chan error, procs)
-		for w := range procs {
-			go func() {
-				for k := 1 + w; k <= f.queries; k += procs {
-					if err := f.cmd.direct(ctx, k); err != nil {
-						errs <- err
-						return
-					}
-				}
-				for i := w; i < len(f.listens); i += procs {
-					ch := f.listens[i].session.NotificationChannel()
-					for _, n := range bursts[i] {
-						ch <- n
-					}
-				}
-				errs <- nil
-			}()
-		}
-		for range procs {
-			if err := <-errs; err != nil {
-				b.Fatal(err)
-			}
-		}
-		f.wait(b, int64(f.subs))
-	}
-	cpu.report(loops)
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(loops*f.subs), "ns/notification")
 }
 
 // BenchmarkFanoutDirectTrivial is BenchmarkFanoutDirect for the trivial
