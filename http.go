@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"sync"
-	"sync/atomic"
-	"time"
 	"unicode"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -160,27 +157,13 @@ type httpEdge struct {
 	body   []byte // holdJSON: the body not yet written
 	events eventRewriter
 
-	// writing: a write into an event stream is under way, which abort
-	// cuts short without waiting for mu; aborted: abort was called, and
-	// no write into the event stream starts any more.
-	writing atomic.Bool
-	aborted atomic.Bool
+	// writes into an event stream, which Close can cut short (abort).
+	writes streamWrites
 }
-
-var errStreamAborted = errors.New("the response stream was cut short by Close")
 
 // streamWrite runs write, a write into the event stream, unless abort was
-// called: then, or if abort comes while it runs, the write fails. Of the
-// two flags each side sets one and then reads the other, so that a write
-// and an abort at the same time never miss each other.
-func (e *httpEdge) streamWrite(write func() error) error {
-	e.writing.Store(true)
-	defer e.writing.Store(false)
-	if e.aborted.Load() {
-		return errStreamAborted
-	}
-	return write()
-}
+// called: then, or if abort comes while it runs, the write fails.
+func (e *httpEdge) streamWrite(write func() error) error { return e.writes.do(e.w, 0, write) }
 
 // flushingHTTPEdge is an httpEdge over a writer that can flush: mcp-go
 // upgrades a response to an event stream only when its writer is an
@@ -294,15 +277,8 @@ func (e *httpEdge) Write(p []byte) (int, error) {
 // past deadline does, and those after it refuse: Close, once its context
 // has ended, so that a client that stops reading its listen stream does
 // not hold Close (and the answer it writes) for as long as the connection
-// lasts. It sets the deadline only while a write is under way, so that it
-// never reaches a connection the server has moved on to another request
-// with.
-func (e *httpEdge) abort() {
-	e.aborted.Store(true)
-	if e.writing.Load() {
-		_ = http.NewResponseController(e.w).SetWriteDeadline(time.Now())
-	}
-}
+// lasts.
+func (e *httpEdge) abort() { e.writes.abort(e.w) }
 
 // commitJSON writes the held status and body, with the error rewritten when
 // the box has an entry for it. Callers hold e.mu.

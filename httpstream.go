@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -62,11 +61,9 @@ type getStream struct {
 	// adapter's events wait for it, so that the two never interleave.
 	midEvent bool
 	tail     [2]byte // the last two bytes mcp-go wrote
-	// aborted: Close gave up on the stream; a write under way (writing,
-	// the adapter's or mcp-go's) is cut short by a past deadline (abort),
-	// without waiting for mu.
-	aborted atomic.Bool
-	writing atomic.Bool
+	// writes are the writes into the stream, the adapter's and mcp-go's,
+	// which Close can cut short (abort).
+	writes streamWrites
 }
 
 func newGetStream(w http.ResponseWriter, f http.Flusher, sessionID string, timeout time.Duration, onOpen func(*getStream)) *getStream {
@@ -155,7 +152,7 @@ func (gs *getStream) writeEvent(msg []byte) error {
 	for gs.midEvent && !gs.closed {
 		gs.cond.Wait()
 	}
-	if gs.closed || !gs.open || gs.aborted.Load() {
+	if gs.closed || !gs.open {
 		return errStreamClosed
 	}
 	ev := make([]byte, 0, len(msg)+32)
@@ -183,27 +180,14 @@ func (gs *getStream) writeEvent(msg []byte) error {
 // stream then fails, and what the adapter had to say waits for the
 // client's next stream. Servers that cannot set a deadline still work.
 // gs.mu is held.
-func (gs *getStream) bounded(write func() error) error {
-	rc := http.NewResponseController(gs.w)
-	_ = rc.SetWriteDeadline(time.Now().Add(gs.timeout))
-	gs.writing.Store(true)
-	err := write()
-	gs.writing.Store(false)
-	_ = rc.SetWriteDeadline(time.Time{})
-	return err
-}
+func (gs *getStream) bounded(write func() error) error { return gs.writes.do(gs.w, gs.timeout, write) }
 
 // streamWriteTimeout bounds one write into a GET stream.
 const streamWriteTimeout = 30 * time.Second
 
-// abort makes the adapter's write under way, if any, fail now, and the
-// next ones refuse.
-func (gs *getStream) abort() {
-	gs.aborted.Store(true)
-	if gs.writing.Load() {
-		_ = http.NewResponseController(gs.w).SetWriteDeadline(time.Now())
-	}
-}
+// abort makes the write under way, if any, fail now, and the next ones
+// refuse (Close).
+func (gs *getStream) abort() { gs.writes.abort(gs.w) }
 
 // finish closes the stream when the handler returns: its writer is no
 // longer the adapter's to use.

@@ -293,28 +293,13 @@ func TestCloseStartsNoMoreOfAChunk(t *testing.T) {
 
 // listenWithCloser opens a subscriptions/listen stream on f's session
 // whose request context carries lc, as HTTPHandler's does: Close ends that
-// listen through lc (lifecycle.go). lc.cancel is set to the request's
-// cancel. It returns once the stream is acknowledged.
-func listenWithCloser(t *testing.T, f *fakeClient, lc *listenCloser, uris ...string) {
-	t.Helper()
-	f.nextID++
-	id := f.nextID
-	raw := listenRequest(id, uris)
-	lc.id = json.RawMessage(fmt.Sprint(id))
-	ctx, cancel := context.WithCancel(f.ctx())
-	lc.cancel = cancel
-	ctx = withListenCloser(ctx, lc)
-	f.streams = append(f.streams, cancel)
-	f.wg.Add(1)
-	go func() {
-		defer f.wg.Done()
-		f.a.HandleMessage(ctx, raw)
-	}()
-	for n := range f.s.ch {
-		if n.Method == mcp.MethodNotificationSubscriptionsAcknowledged {
-			return
-		}
-	}
+// listen through lc (lifecycle.go). It returns once the stream is
+// acknowledged.
+func listenWithCloser(f *fakeClient, lc *listenCloser, uris ...string) {
+	f.listenIn(func(ctx context.Context, id int, cancel context.CancelFunc) context.Context {
+		lc.id, lc.cancel = json.RawMessage(fmt.Sprint(id)), cancel
+		return withListenCloser(ctx, lc)
+	}, uris...)
 }
 
 // Close's doc: "through HTTPHandler, the writes into a stream whose client
@@ -326,7 +311,7 @@ func TestCloseCutsShortItsOwnStalledWrite(t *testing.T) {
 	a := newLiveServer(t, newItemStore(2))
 	f := newFakeClient(t, a, "f", 16)
 	e, w := stalledEdge()
-	listenWithCloser(t, f, &listenCloser{edge: e}, "app://items_show/1")
+	listenWithCloser(f, &listenCloser{edge: e}, "app://items_show/1")
 	if got := a.LiveStats().Subscriptions; got != 1 {
 		t.Fatalf("subscriptions: %d, want 1", got)
 	}
@@ -361,7 +346,7 @@ func TestSecondCloseWaitsLikeTheFirst(t *testing.T) {
 		mcpgo <- err
 	}()
 	<-w.writing
-	listenWithCloser(t, f, &listenCloser{edge: e}, "app://items_show/1")
+	listenWithCloser(f, &listenCloser{edge: e}, "app://items_show/1")
 
 	firstCtx, cancelFirst := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancelFirst()

@@ -128,15 +128,9 @@ func (c *gatedClient) updates() []note {
 	for {
 		select {
 		case n := <-c.g.ch:
-			if n.Method != mcp.MethodNotificationResourceUpdated {
-				continue
+			if x, ok := noteOf(n); ok {
+				out = append(out, x)
 			}
-			uri, _ := n.Params.AdditionalFields["uri"].(string)
-			x := note{uri: uri}
-			if id, ok := n.Params.Meta[mcp.MetaKeySubscriptionID]; ok {
-				x.subID = fmt.Sprint(id)
-			}
-			out = append(out, x)
 		default:
 			return out
 		}

@@ -438,10 +438,19 @@ func (f *fakeClient) listen(t testingT, uris ...string) (acked []string, stop fu
 // notifications carry it (JSON).
 func (f *fakeClient) listenID(t testingT, uris ...string) (acked []string, subID string, stop func()) {
 	t.Helper()
+	return f.listenIn(nil, uris...)
+}
+
+// listenIn is listenID with the request's context made by in from the
+// session's, with its cancel (nil: the session's as it is).
+func (f *fakeClient) listenIn(in func(ctx context.Context, id int, cancel context.CancelFunc) context.Context, uris ...string) (acked []string, subID string, stop func()) {
 	f.nextID++
 	id := f.nextID
 	raw := listenRequest(id, uris)
 	ctx, cancel := context.WithCancel(f.ctx())
+	if in != nil {
+		ctx = in(ctx, id, cancel)
+	}
 	f.streams = append(f.streams, cancel)
 	f.wg.Add(1)
 	go func() {
@@ -459,19 +468,26 @@ func (f *fakeClient) listenID(t testingT, uris ...string) (acked []string, subID
 	return nil, "", cancel
 }
 
+// noteOf is n as a note, when it is a notifications/resources/updated.
+func noteOf(n mcp.JSONRPCNotification) (note, bool) {
+	if n.Method != mcp.MethodNotificationResourceUpdated {
+		return note{}, false
+	}
+	uri, _ := n.Params.AdditionalFields["uri"].(string)
+	x := note{uri: uri}
+	if id, ok := n.Params.Meta[mcp.MetaKeySubscriptionID]; ok {
+		x.subID = fmt.Sprint(id)
+	}
+	return x, true
+}
+
 // notes returns the notifications/resources/updated waiting in the session.
 func (f *fakeClient) notes() []note {
 	var out []note
 	add := func(n mcp.JSONRPCNotification) {
-		if n.Method != mcp.MethodNotificationResourceUpdated {
-			return
+		if x, ok := noteOf(n); ok {
+			out = append(out, x)
 		}
-		uri, _ := n.Params.AdditionalFields["uri"].(string)
-		x := note{uri: uri}
-		if id, ok := n.Params.Meta[mcp.MetaKeySubscriptionID]; ok {
-			x.subID = fmt.Sprint(id)
-		}
-		out = append(out, x)
 	}
 	for _, n := range f.backlog {
 		add(n)
