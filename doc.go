@@ -85,7 +85,8 @@
 //   - tool.go: tools/call; complete.go: completion; inspect.go: Inspect;
 //   - errors.go: the errors a command returns and gets; wire.go: what each
 //     failure answers; rewrite.go: how the edges swap in the exact error;
-//     message.go, http.go, httpguard.go, httpstream.go, streamwrites.go, stdio.go: the edges;
+//     message.go, http.go, httpguard.go, httpstream.go, streamwrites.go,
+//     stdio.go: the edges;
 //   - live*.go: the live registry (liveregistry.go first), lifecycle.go:
 //     Close, changefeed.go: the feed's interface;
 //   - observe.go: the Observer of metrics and traces, observeread.go and
