@@ -85,7 +85,7 @@ func (r *liveRegistry) flushHeldLocked() {
 	r.held.timer.Stop() // when it already fired, its flush finds nothing
 	for i, c := range r.held.conns {
 		r.held.conns[i] = nil
-		c.held = false
+		c.held, c.quiet = false, false
 		c.mu.Lock()
 		start := !c.delivering && len(c.queue) > 0 && r.canDeliver(c)
 		c.delivering = c.delivering || start

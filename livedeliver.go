@@ -17,8 +17,10 @@ import (
 // registry's mutex, which the re-runs contend for, unless the connection
 // is to be forgotten.
 
-// startDelivery starts the delivery goroutine of c, marked delivering.
+// startDelivery starts the delivery goroutine of c, marked delivering;
+// c is quiet no more. r.mu is held.
 func (r *liveRegistry) startDelivery(c *conn) {
+	c.quiet = false
 	r.deliverers.Add(1)
 	go r.deliver(c)
 }

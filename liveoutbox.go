@@ -126,9 +126,14 @@ func (c *conn) takeLocked(batch []*outSlot) []*outSlot {
 // its connection's delivery goroutine when none runs and the connection has
 // somewhere to deliver, or holds it for the wave (liveburst.go). r.mu is
 // held; the outbox itself is guarded by its conn's own mutex, so that
-// delivery never waits for the registry.
+// delivery never waits for the registry, but while the conn is quiet
+// (enqueueQuietLocked).
 func (r *liveRegistry) enqueueLocked(ref subRef) {
 	c := ref.c
+	if c.quiet {
+		r.enqueueQuietLocked(c, ref.slot)
+		return
+	}
 	c.mu.Lock()
 	if c.pendingLocked(ref.slot) {
 		c.mu.Unlock()
@@ -138,7 +143,9 @@ func (r *liveRegistry) enqueueLocked(ref subRef) {
 	start := !c.delivering && r.canDeliver(c)
 	hold := false
 	if start && len(c.queue) < holdBurst && r.waveLocked() {
-		start, hold = false, !c.held
+		// No delivery under way, and none starts before the flush or a
+		// full burst: quiet.
+		start, hold, c.quiet = false, !c.held, true
 	}
 	c.delivering = c.delivering || start
 	c.mu.Unlock()
@@ -148,6 +155,24 @@ func (r *liveRegistry) enqueueLocked(ref subRef) {
 	if start {
 		r.startDelivery(c)
 	}
+}
+
+// enqueueQuietLocked is enqueueLocked for a quiet conn: held, with no
+// delivery under way, so that its outbox is the registry's alone. Its
+// delivery starts as enqueueLocked's would: once the outbox holds
+// holdBurst, or the wave is over.
+func (r *liveRegistry) enqueueQuietLocked(c *conn, slot int32) {
+	if c.pendingLocked(slot) {
+		return
+	}
+	c.pushLocked(slot)
+	if len(c.queue) < holdBurst && r.waveLocked() || !r.canDeliver(c) {
+		return
+	}
+	c.mu.Lock()
+	c.delivering = true
+	c.mu.Unlock()
+	r.startDelivery(c)
 }
 
 // notification is the notifications/resources/updated of sb. Its maps are

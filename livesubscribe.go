@@ -45,6 +45,13 @@ type conn struct {
 	n int
 	// held: its notifications wait for the re-run wave (liveburst.go).
 	held bool
+	// quiet: held, with no delivery under way. Only
+	// goroutines holding the registry's mutex touch the outbox then, so
+	// enqueueLocked queues without taking mu: on a fan-out, a lock for
+	// each of ten thousand notifications. Whatever ends it (a flush, or a
+	// delivery starting) clears it under the registry's mutex before a
+	// delivery may touch the outbox.
+	quiet bool
 	// streamID, when not "", is the ID of a legacy Streamable HTTP session
 	// served through HTTPHandler: its notifications go to the session's GET
 	// stream (httpstream.go), not to its channel. Set once, before any
@@ -58,8 +65,9 @@ type conn struct {
 	freeSlots []int32
 
 	// mu guards the outbox (liveoutbox.go): slots, queue, pending,
-	// delivering, dropLater and notified. Lock order: the registry's
-	// mutex, then this.
+	// delivering, dropLater and notified, except while quiet, when the
+	// registry's mutex guards queue and pending. Lock order: the
+	// registry's mutex, then this.
 	mu    sync.Mutex
 	slots []*outSlot // by sub.slot
 	queue []int32    // slots with a notification pending, oldest first
