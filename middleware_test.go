@@ -2,11 +2,14 @@ package adapter_test
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"golang.org/x/time/rate"
 
 	"github.com/mcplive/adapter"
@@ -130,5 +133,29 @@ func TestRateLimitSharedByToolsReadsAndCompletion(t *testing.T) {
 	req.Params.URI = "app://customers_show/1"
 	if _, err := other.ReadResource(ctx, req); err != nil {
 		t.Errorf("another session: %v", err)
+	}
+}
+
+// TestWrapRefusesUselessRateLimits: a limit that lets no call through, or
+// that is not a number at all, is a mistake Wrap names, not a silent
+// absence of limiting.
+func TestWrapRefusesUselessRateLimits(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		limit rate.Limit
+		burst int
+	}{
+		{"negative", -1, 1},
+		{"NaN", rate.Limit(math.NaN()), 1},
+		{"no burst", 10, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "rate limit") {
+					t.Errorf("WithRateLimit(%v, %d): recovered %v, want a panic naming the rate limit", tt.limit, tt.burst, r)
+				}
+			}()
+			adapter.Wrap(server.NewMCPServer("t", "1"), adapter.WithRateLimit(tt.limit, tt.burst))
+		})
 	}
 }

@@ -73,7 +73,10 @@ func (c *config) validate() error {
 	if c.clientSubscriptionCap < 1 {
 		return fmt.Errorf("client subscription cap %d: want at least 1", c.clientSubscriptionCap)
 	}
-	if c.rateLimit < 0 || c.rateLimit > 0 && c.rateBurst < 1 {
+	// !(c.rateLimit >= 0) rather than c.rateLimit < 0: a NaN limit
+	// compares false with everything and would leave the adapter
+	// unlimited without a word.
+	if !(c.rateLimit >= 0) || c.rateLimit > 0 && c.rateBurst < 1 {
 		return fmt.Errorf("rate limit %v with burst %d: want a limit of at least 0 and, with a limit, a burst of at least 1", c.rateLimit, c.rateBurst)
 	}
 	return nil

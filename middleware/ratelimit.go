@@ -166,7 +166,9 @@ func DefaultKey(ctx context.Context, call *Call) string {
 // RateLimit innermost in the adapter's chain, where your own middleware
 // sees the calls it refuses. RateLimit itself is for chains of your own.
 func RateLimit(limit rate.Limit, burst int, opts ...RateLimitOption) Middleware {
-	if limit <= 0 || burst < 1 {
+	// !(limit > 0) rather than limit <= 0: a NaN limit compares false
+	// with everything, and x/time/rate would let every call through.
+	if !(limit > 0) || burst < 1 {
 		panic(fmt.Sprintf("middleware.RateLimit: limit %v and burst %d let no call through; want limit > 0 and burst >= 1", limit, burst))
 	}
 	cfg := rateLimitConfig{key: DefaultKey, maxKeys: DefaultMaxKeys, now: time.Now}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -300,7 +301,7 @@ func TestRateLimitPanicsOnUselessConfig(t *testing.T) {
 	for _, tt := range []struct {
 		limit rate.Limit
 		burst int
-	}{{0, 1}, {-1, 1}, {1, 0}, {1, -1}} {
+	}{{0, 1}, {-1, 1}, {1, 0}, {1, -1}, {rate.Limit(math.NaN()), 1}} {
 		t.Run(fmt.Sprint(tt.limit, "/", tt.burst), func(t *testing.T) {
 			defer func() {
 				if recover() == nil {
