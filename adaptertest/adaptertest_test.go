@@ -199,6 +199,33 @@ func TestToolsResourcesAndCompletion(t *testing.T) {
 	}
 }
 
+// TestCallWithParamsThatEncodeToNull: a nil pointer or map passed as
+// params means none, as nil does, and a null _meta none either, on both
+// eras. (Both used to panic on 2026-07-28, adding to the nil map that
+// null decodes to.)
+func TestCallWithParamsThatEncodeToNull(t *testing.T) {
+	for _, era := range eras {
+		for _, params := range []struct {
+			name string
+			v    any
+		}{
+			{"nil", nil},
+			{"nil pointer", (*mcp.PaginatedParams)(nil)},
+			{"nil map", map[string]any(nil)},
+			{"null _meta", map[string]any{"_meta": nil}},
+		} {
+			t.Run(era.name+"/"+params.name, func(t *testing.T) {
+				c := adaptertest.New(t, app(t), era.opts...)
+				raw, err := c.Call("tools/list", params.v)
+				var res mcp.ListToolsResult
+				if err != nil || json.Unmarshal(raw, &res) != nil || len(res.Tools) != 2 {
+					t.Errorf("Call(tools/list, %#v) = %s, %v; want 2 tools", params.v, raw, err)
+				}
+			})
+		}
+	}
+}
+
 func TestClientsHaveTheirOwnSessions(t *testing.T) {
 	a := app(t)
 	seen := map[string]bool{}

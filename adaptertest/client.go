@@ -195,7 +195,8 @@ func clientInfo() mcp.Implementation {
 }
 
 // Call sends one request and returns its result as the server encoded it.
-// params is encoded as JSON and must encode to an object, or be nil. For
+// params is encoded as JSON and must encode to an object, or be nil (or a
+// nil pointer or map: no params either). For
 // protocol version 2026-07-28 the client adds the protocol _meta. The error
 // is a *WireError when the server answered one.
 //
@@ -271,12 +272,18 @@ func (c *Client) encode(id any, method string, params any) json.RawMessage {
 // withMeta encodes params, adding for protocol version 2026-07-28 the _meta
 // that every modern request carries: the protocol version, the client's
 // capabilities and its info.
+//
+// Params that encode to null (a nil pointer or map) are none, as nil is:
+// JSON-RPC has no null params, and null would decode to a nil map here.
 func (c *Client) withMeta(params any) (json.RawMessage, error) {
 	fields := map[string]json.RawMessage{}
 	if params != nil {
 		b, err := json.Marshal(params)
 		if err != nil {
 			return nil, fmt.Errorf("encoding params: %w", err)
+		}
+		if string(b) == "null" {
+			return c.withMeta(nil)
 		}
 		if err := json.Unmarshal(b, &fields); err != nil {
 			return nil, fmt.Errorf("params must encode to a JSON object: %s", b)
@@ -291,6 +298,9 @@ func (c *Client) withMeta(params any) (json.RawMessage, error) {
 	if raw, ok := fields["_meta"]; ok {
 		if err := json.Unmarshal(raw, &meta); err != nil {
 			return nil, fmt.Errorf("params._meta must be an object: %s", raw)
+		}
+		if meta == nil { // "_meta": null
+			meta = map[string]any{}
 		}
 	}
 	meta[mcp.MetaKeyProtocolVersion] = c.version
