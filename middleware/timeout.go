@@ -26,14 +26,18 @@ func Timeout(d time.Duration) Middleware {
 		if d <= 0 {
 			return next
 		}
+		// ours is the cause of our deadline. The caller's context may end
+		// too while the command is still returning; the cause tells which
+		// ended the command's context first, as ctx.Err() cannot.
+		ours := errors.New("middleware.Timeout")
 		return func(ctx context.Context, call *Call) (any, error) {
-			tctx, cancel := context.WithTimeout(ctx, d)
+			tctx, cancel := context.WithTimeoutCause(ctx, d, ours)
 			defer cancel()
 			result, err := next(tctx, call)
-			// Ours only if our deadline fired and the caller's context is
-			// still live: a caller's cancellation or deadline is the
-			// caller's business and passes through unchanged.
-			if err != nil && errors.Is(tctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			// Ours only if our deadline ended the command's context: a
+			// caller's earlier cancellation or deadline is the caller's
+			// business and passes through unchanged.
+			if err != nil && context.Cause(tctx) == ours {
 				return nil, &timeoutError{command: call.Command, after: d, cause: err}
 			}
 			return result, err

@@ -57,6 +57,40 @@ func TestTimeout(t *testing.T) {
 		}
 	})
 
+	// Our deadline fired first, and the caller's context ended only
+	// while the command was still returning: the command stopped for
+	// Timeout, so the error must say so, naming the command.
+	for _, tt := range []struct {
+		name   string
+		caller func() (context.Context, context.CancelFunc)
+	}{
+		{"caller cancels after our deadline", func() (context.Context, context.CancelFunc) {
+			return context.WithCancel(t.Context())
+		}},
+		{"caller's later deadline passes too", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(t.Context(), 20*time.Millisecond)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := tt.caller()
+			defer cancel()
+			h := Timeout(time.Millisecond)(func(tctx context.Context, _ *Call) (any, error) {
+				<-tctx.Done()
+				err := fmt.Errorf("query: %w", tctx.Err())
+				if _, ok := ctx.Deadline(); ok {
+					<-ctx.Done()
+				} else {
+					cancel()
+				}
+				return nil, err
+			})
+			_, err := h(ctx, &Call{Command: "customers_index"})
+			if err == nil || err.Error() != "customers_index timed out after 1ms" || !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("err = %v, want customers_index timed out after 1ms", err)
+			}
+		})
+	}
+
 	t.Run("in time", func(t *testing.T) {
 		h := Timeout(time.Hour)(func(ctx context.Context, _ *Call) (any, error) {
 			if _, ok := ctx.Deadline(); !ok {
