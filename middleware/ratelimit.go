@@ -3,6 +3,7 @@ package middleware
 import (
 	"container/list"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"math"
 	"sync"
@@ -75,7 +76,8 @@ type rateLimitConfig struct {
 }
 
 // KeyFunc sets how RateLimit tells callers apart: calls whose key is equal
-// share a bucket (per command). The key is used as it is; an empty key is a
+// share a bucket (per command). The key is used as it is (one longer than 64
+// bytes by its SHA-256 sum, so that buckets stay small); an empty key is a
 // key like any other, shared by every call that gets it. The default is
 // DefaultKey. A typical choice is the authenticated subject, falling back to
 // DefaultKey for anonymous calls.
@@ -190,7 +192,7 @@ func RateLimit(limit rate.Limit, burst int, opts ...RateLimitOption) Middleware 
 			if call.Origin == App || call.Origin == Live {
 				return next(ctx, call)
 			}
-			wait, ok := b.take(bucketKey{call.Command, cfg.key(ctx, call)}, cfg.now())
+			wait, ok := b.take(bucketKey{call.Command, boundedKey(cfg.key(ctx, call))}, cfg.now())
 			if !ok {
 				return nil, &RateLimitError{Command: call.Command, RetryAfter: wait}
 			}
@@ -200,6 +202,24 @@ func RateLimit(limit rate.Limit, burst int, opts ...RateLimitOption) Middleware 
 }
 
 type bucketKey struct{ command, key string }
+
+// maxKeyLen is the longest key a bucket holds as it is.
+const maxKeyLen = 64
+
+// boundedKey is key, or, if it is longer than maxKeyLen, "sha256:" and its
+// SHA-256 sum. A bucket outlives its call, and a key can be the client's
+// to choose (on stateless legacy Streamable HTTP the session ID is the
+// Mcp-Session-Id header the client sends, unchecked; a KeyFunc may read a
+// token): without a bound on each key, MaxKeys buckets could hold MaxKeys
+// times the largest header the server accepts. Hashing rather than cutting
+// keeps long keys that differ only at the end apart.
+func boundedKey(key string) string {
+	if len(key) <= maxKeyLen {
+		return key
+	}
+	sum := sha256.Sum256([]byte(key))
+	return "sha256:" + string(sum[:])
+}
 
 type bucket struct {
 	key bucketKey

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -231,6 +232,44 @@ func TestRateLimitStateIsBounded(t *testing.T) {
 	// ... and the least recent was forgotten: it starts afresh.
 	if err := l.agent("c", "0"); err != nil {
 		t.Errorf("forgotten key: %v", err)
+	}
+}
+
+// TestRateLimitKeySizeIsBounded: keys can come from the client (on
+// stateless legacy Streamable HTTP the session ID is whatever header the
+// client sends), and a bucket outlives its call, so what the buckets hold
+// per key must not grow with the key. Long keys must still stay apart.
+func TestRateLimitKeySizeIsBounded(t *testing.T) {
+	const huge = 1 << 20 // net/http's default MaxHeaderBytes
+	tests := []struct {
+		name    string
+		session string
+		maxHeld int // bytes of key the bucket may hold
+	}{
+		{"short key kept", "abc", len("session:abc")},
+		{"huge key", strings.Repeat("x", huge), 64},
+		{"huge key, last byte differs", strings.Repeat("x", huge-1) + "y", 64},
+	}
+	l := newLimited(t, 1, 1)
+	want := 0 // the bytes the buckets may hold so far
+	for _, tt := range tests {
+		want += tt.maxHeld
+		t.Run(tt.name, func(t *testing.T) {
+			// Each is a new key: the first call passes, the second not.
+			if err := l.agent("c", tt.session); err != nil {
+				t.Fatalf("first call: %v", err)
+			}
+			refused(t, l.agent("c", tt.session), "c", time.Second)
+			held := 0
+			l.state.mu.Lock()
+			for k := range l.state.byKey {
+				held += len(k.key)
+			}
+			l.state.mu.Unlock()
+			if held > want {
+				t.Errorf("the buckets hold %d bytes of keys, want at most %d", held, want)
+			}
+		})
 	}
 }
 
