@@ -21,12 +21,13 @@ type edgeNumberArgs struct {
 	Above  *float64 `json:"above,omitempty" jsonschema:"exclusiveMinimum=0"`
 	Below  *float64 `json:"below,omitempty" jsonschema:"exclusiveMaximum=1"`
 	F32    *float32 `json:"f32,omitempty" jsonschema:"maximum=16777216"`
+	F32Min *float32 `json:"f32min,omitempty" jsonschema:"exclusiveMinimum=16777216"`
 	U      *uint64  `json:"u,omitempty"`
 	Street string   `json:"street,omitempty" jsonschema:"enum=straße,enum=weg"`
 	Unit   string   `json:"unit,omitempty" jsonschema:"enum=kelvin,enum=celsius"`
 }
 
-const edgeNumberTemplate = "app://edge_numbers{?above,below,f32,max,street,u,unit}"
+const edgeNumberTemplate = "app://edge_numbers{?above,below,f32,f32min,max,street,u,unit}"
 
 // edgeNumberApp declares edge_numbers, whose function records the arguments it
 // was run with (as JSON) and returns them.
@@ -50,8 +51,6 @@ func edgeNumberApp(t *testing.T) (*adaptertest.Client, func() []string) {
 	}
 }
 
-// outcome runs the same value by a read and by a tools/call and says
-// whether each was accepted, with its answer.
 // outcome runs the same value by a read and by a tools/call and says
 // whether each was accepted, with its answer.
 func readAndCallOutcomes(t *testing.T, c *adaptertest.Client, query, args string) (readOK bool, readSaid string, callOK bool, callSaid string) {
@@ -81,6 +80,15 @@ func TestNumbersNearExclusiveBoundsAlikeOnReadAndToolCall(t *testing.T) {
 	cases := []struct{ name, query, args string }{
 		{"exclusiveMinimum=0, 1e-400", "above=1e-400", `{"above":1e-400}`},
 		{"exclusiveMaximum=1, 0.99999999999999999", "below=0.99999999999999999", `{"below":0.99999999999999999}`},
+		// Rounded onto the bound: the exact value is over it.
+		{"maximum=1, 1.00000000000000001", "max=1.00000000000000001", `{"max":1.00000000000000001}`},
+		{"maximum=1, 100000000000000001e-17", "max=100000000000000001e-17", `{"max":100000000000000001e-17}`},
+		{"float32 maximum=16777216, 16777217", "f32=16777217", `{"f32":16777217}`},
+		{"float32 maximum=16777216, 16777216.5", "f32=16777216.5", `{"f32":16777216.5}`},
+		{"maximum=1, -1.00000000000000001", "max=-1.00000000000000001", `{"max":-1.00000000000000001}`},
+		{"unsigned, -0", "u=-0", `{"u":-0}`},
+		{"exclusiveMinimum=0, 1e-99999999999999999999", "above=1e-99999999999999999999", `{"above":1e-99999999999999999999}`},
+		{"maximum=1, 1.0000000000000000000000001e0", "max=1.0000000000000000000000001e0", `{"max":1.0000000000000000000000001e0}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -100,7 +108,7 @@ func TestNumbersNearExclusiveBoundsAlikeOnReadAndToolCall(t *testing.T) {
 // command with a value the schema forbids.
 func TestToolCallNeverRunsWithAValueTheSchemaForbids(t *testing.T) {
 	c, seen := edgeNumberApp(t)
-	for _, args := range []string{`{"below":0.99999999999999999}`, `{"above":1e-400}`} {
+	for _, args := range []string{`{"below":0.99999999999999999}`, `{"above":1e-400}`, `{"f32min":16777217}`} {
 		if _, err := c.CallTool("edge_numbers", json.RawMessage(args)); err != nil {
 			t.Fatal(err)
 		}
@@ -115,6 +123,9 @@ func TestToolCallNeverRunsWithAValueTheSchemaForbids(t *testing.T) {
 		}
 		if got.Above != nil && !(*got.Above > 0) {
 			t.Errorf("the command ran with above=%v, but the schema says exclusiveMinimum=0", *got.Above)
+		}
+		if got.F32Min != nil && !(*got.F32Min > 16777216) {
+			t.Errorf("the command ran with f32min=%v, but the schema says exclusiveMinimum=16777216", *got.F32Min)
 		}
 	}
 }
@@ -173,4 +184,31 @@ func TestCompletionSurvivesAMiddlewaresOwnResult(t *testing.T) {
 		}
 	}()
 	_, _ = c.Complete(edgeNumberTemplate, "unit", "k", nil) // an error or no values are fine; a panic is not
+}
+
+// A number's digits and exponent are bounded on every way in: the schema's
+// validator holds numbers as exact fractions, where 1e-999999 took 50 ms
+// and an exponent math/big refuses panicked the request.
+func TestNumbersOutOfScaleRefusedOnReadAndToolCall(t *testing.T) {
+	c, seen := edgeNumberApp(t)
+	// Within float64's range: mcp-go refuses a larger number itself, as
+	// an unparsable request, before the adapter sees it.
+	zeros := strings.Repeat("0", 1000)
+	for _, value := range []string{"1e-99999999999999999999", "0e99999999999999999999", "1e-999999", "-1E-1001", "0." + zeros + "1", "1." + zeros} {
+		t.Run(value[:min(len(value), 24)], func(t *testing.T) {
+			readOK, readSaid, callOK, callSaid := readAndCallOutcomes(t, c, "max="+value, `{"max":`+value+`}`)
+			for _, said := range []struct {
+				way string
+				ok  bool
+				msg string
+			}{{"read", readOK, readSaid}, {"tools/call", callOK, callSaid}} {
+				if said.ok || !strings.Contains(said.msg, "max: must be a number of at most 1000 digits") {
+					t.Errorf("%s of max=%.30s: accepted=%v, said %.200s; want it refused as out of scale", said.way, value, said.ok, said.msg)
+				}
+			}
+		})
+	}
+	if got := seen(); len(got) != 0 {
+		t.Errorf("the command ran with %v", got)
+	}
 }

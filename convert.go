@@ -16,7 +16,8 @@ import (
 // values would carry, so the command cannot tell a read from a call.
 //
 // Each string is converted by its variable's kind:
-//   - integer: an optional "-" and decimal digits only (no "+", spaces,
+//   - integer: an optional "-" (none for an unsigned field, not even on
+//     0) and decimal digits only (no "+", spaces,
 //     exponent, fraction or base prefix), within the range of
 //     variable.goKind (int64 when reflect.Invalid);
 //   - number: a decimal number as strconv.ParseFloat reads it, without a
@@ -237,15 +238,15 @@ func appendInteger(dst []byte, kind reflect.Kind, s, orNull string) ([]byte, str
 	bits, signed := intRange(kind)
 	// ParseUint accepts any run of digits; its only failure is overflow.
 	mag, err := strconv.ParseUint(digits, 10, 64)
-	inRange := err == nil
+	// An unsigned field takes no sign, not even on 0: encoding/json
+	// refuses -0 for it, and a read must answer as a tools/call does.
+	inRange := err == nil && !(neg && !signed)
 	if inRange && mag != 0 {
 		switch {
 		case signed && neg:
 			inRange = mag <= 1<<(bits-1)
 		case signed:
 			inRange = mag <= 1<<(bits-1)-1
-		case neg:
-			inRange = false
 		default:
 			inRange = mag <= math.MaxUint64>>(64-bits)
 		}
@@ -296,6 +297,9 @@ func appendNumber(dst []byte, kind reflect.Kind, s, orNull string) ([]byte, stri
 	}
 	if !isDecimal(s) {
 		return dst, "must be a number" + orNull
+	}
+	if numberOutOfScale(s) {
+		return dst, outOfScaleMessage
 	}
 	f, err := strconv.ParseFloat(s, bits)
 	if err != nil {

@@ -48,7 +48,8 @@ func convertCases() []convertCase {
 		{name: "uint8 max", tpl: kinds, uri: "app://kinds/255", want: `{"small":255}`},
 		{name: "uint8 overflow", tpl: kinds, uri: "app://kinds/256", wantFields: []string{"small"}, wantMessage: "must be between 0 and 255"},
 		{name: "uint8 negative", tpl: kinds, uri: "app://kinds/-1", wantFields: []string{"small"}, wantMessage: "must be between 0 and 255"},
-		{name: "uint8 negative zero", tpl: kinds, uri: "app://kinds/-0", want: `{"small":0}`},
+		// As a tools/call: encoding/json refuses -0 for an unsigned field.
+		{name: "uint8 negative zero", tpl: kinds, uri: "app://kinds/-0", wantFields: []string{"small"}, wantMessage: "must be between 0 and 255"},
 		{name: "int8 bounds", tpl: kinds, uri: "app://kinds/0?tiny=-128", want: `{"small":0,"tiny":-128}`},
 		{name: "int8 overflow", tpl: kinds, uri: "app://kinds/0?tiny=128", wantFields: []string{"tiny"}, wantMessage: "must be between -128 and 127"},
 		{name: "uint64 max", tpl: kinds, uri: "app://kinds/1?big=18446744073709551615", want: `{"big":18446744073709551615,"small":1}`},

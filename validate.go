@@ -70,7 +70,7 @@ func (c *command) decode(raw []byte) (any, error) {
 func (c *command) argsFromURI(values map[string]string) (json.RawMessage, error) {
 	raw, verr := c.tmpl.convert(values)
 	if verr == nil {
-		return raw, nil
+		return raw, c.checkWrittenNumbers(values, raw)
 	}
 	prior := make([]issue, len(verr.Errors))
 	for i, fe := range verr.Errors {
@@ -93,6 +93,7 @@ func (c *command) check(raw []byte, prior []issue) (any, error) {
 		return nil, &ValidationError{Errors: []FieldError{{Message: "arguments must be a JSON object"}}}
 	}
 	issues := prior
+	outOfScaleIssues(inst, nil, &issues)
 	if err := c.inputSchema.Validate(inst); err != nil {
 		issues = append(issues, schemaIssues(err)...)
 	}
@@ -110,103 +111,6 @@ func (c *command) check(raw []byte, prior []issue) (any, error) {
 		}
 	}
 	return nil, c.report(obj, issues)
-}
-
-// recheck holds the arguments to the schema again, each number that Go
-// may have rounded (hasInexactNumber) as Go decoded it. The schema checked
-// the numbers as written, and Go rounds a number with a fraction, an
-// exponent or many digits to the nearest float it can hold:
-// 0.99999999999999999 passes exclusiveMaximum 1, then decodes to 1. The
-// command must never run with a value its schema forbids. Only the numbers
-// given are replaced: fields left out stay out, as their zero values might
-// not pass. It returns the arguments with those numbers, and what the
-// schema says of them; no issues when they pass.
-func (c *command) recheck(inst any, ptr reflect.Value) (map[string]any, []issue) {
-	again, err := json.Marshal(ptr.Interface())
-	if err != nil {
-		return nil, nil // what json cannot write, the schema never saw either
-	}
-	decoded, err := jsonschema.UnmarshalJSON(bytes.NewReader(again))
-	if err != nil {
-		return nil, nil
-	}
-	rounded := withDecodedNumbers(inst, decoded)
-	obj, _ := rounded.(map[string]any)
-	if obj == nil {
-		return nil, nil
-	}
-	if err := c.inputSchema.Validate(rounded); err != nil {
-		return obj, schemaIssues(err)
-	}
-	return nil, nil
-}
-
-// withDecodedNumbers returns given, a JSON value as the request wrote it,
-// with each number Go may have rounded replaced by the number at the same
-// place in decoded, the value as Go decoded and wrote it again.
-func withDecodedNumbers(given, decoded any) any {
-	switch g := given.(type) {
-	case json.Number:
-		if d, ok := decoded.(json.Number); ok && hasInexactNumber(g) {
-			return d
-		}
-	case map[string]any:
-		d, ok := decoded.(map[string]any)
-		if !ok {
-			return given
-		}
-		out := make(map[string]any, len(g))
-		for k, v := range g {
-			if dv, ok := d[k]; ok {
-				v = withDecodedNumbers(v, dv)
-			}
-			out[k] = v
-		}
-		return out
-	case []any:
-		d, ok := decoded.([]any)
-		if !ok || len(d) != len(g) {
-			return given
-		}
-		out := make([]any, len(g))
-		for i := range g {
-			out[i] = withDecodedNumbers(g[i], d[i])
-		}
-		return out
-	}
-	return given
-}
-
-// hasInexactNumber reports whether v, arguments as the schema reads them,
-// holds a number Go may round when it decodes it into a float: one with a
-// fraction or an exponent, or more digits than a float64 holds exactly.
-func hasInexactNumber(v any) bool {
-	switch v := v.(type) {
-	case json.Number:
-		digits := 0
-		for _, r := range v {
-			switch {
-			case r == '.' || r == 'e' || r == 'E':
-				return true
-			case r >= '0' && r <= '9':
-				digits++
-			}
-		}
-		return digits > 15
-	case map[string]any:
-		for _, e := range v {
-			if hasInexactNumber(e) {
-				return true
-			}
-		}
-	case []any:
-		for _, e := range v {
-			if hasInexactNumber(e) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // validate runs the arguments type's Validate method, if it has one, on
