@@ -37,6 +37,11 @@ const (
 	// debugRefresh is how often a stream sends the page even when nothing
 	// changed, which keeps "as of" true and finds clients that left.
 	debugRefresh = 15 * time.Second
+	// debugWriteTimeout bounds one event's write: a client that stopped
+	// reading, its connection still open, would otherwise hold its stream
+	// (and one of the debugMaxStreams places) for as long as the
+	// connection lasts.
+	debugWriteTimeout = 30 * time.Second
 )
 
 // DebugHandler returns an http.Handler that serves a page for people:
@@ -50,8 +55,9 @@ const (
 //
 // The page follows changes over server-sent events (a GET to the same URL
 // that accepts text/event-stream), at most four a second, from at most
-// eight pages at once; each stream ends with its request. Pages show at
-// most 200 live queries.
+// eight pages at once; each stream ends with its request, or when a
+// client stops reading and an event cannot be written within 30 seconds.
+// Pages show at most 200 live queries.
 func (a *Adapter) DebugHandler() http.Handler {
 	return newDebugHandler(a, debugThrottle, debugRefresh)
 }
@@ -66,6 +72,8 @@ type debugHandler struct {
 	// throttle and refresh are debugThrottle and debugRefresh, shorter in
 	// tests.
 	throttle, refresh time.Duration
+	// writeTimeout is debugWriteTimeout, shorter in tests.
+	writeTimeout time.Duration
 }
 
 func newDebugHandler(a *Adapter, throttle, refresh time.Duration) *debugHandler {
@@ -79,9 +87,10 @@ func newDebugHandler(a *Adapter, throttle, refresh time.Duration) *debugHandler 
 		style:  template.CSS(style),
 		csp: "default-src 'none'; script-src '" + sha256Source(script) + "'; style-src '" + sha256Source(style) +
 			"'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-		streams:  make(chan struct{}, debugMaxStreams),
-		throttle: throttle,
-		refresh:  refresh,
+		streams:      make(chan struct{}, debugMaxStreams),
+		throttle:     throttle,
+		refresh:      refresh,
+		writeTimeout: debugWriteTimeout,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -222,4 +223,62 @@ func TestSSEEvent(t *testing.T) {
 			t.Errorf("sseEvent(%q) = %q, want %q", tc.data, got, tc.want)
 		}
 	}
+}
+
+// TestDebugPageStreamStalledReader: a page whose client stops reading, its
+// connection left open, must not hold its stream, and one of the eight
+// places, for as long as the connection lasts: its write is cut short.
+func TestDebugPageStreamStalledReader(t *testing.T) {
+	a, _ := newDebugServer(t, WithSubscriptionCap(400), WithClientSubscriptionCap(400))
+	f := newFakeClient(t, a, "s1", 16)
+	uris := make([]string, debugMaxQueries)
+	for i := range uris {
+		uris[i] = fmt.Sprintf("app://items_show/%d", i+1)
+	}
+	if acked, _ := f.listen(t, uris...); len(acked) != len(uris) {
+		t.Fatalf("%d acknowledged", len(acked))
+	}
+	// An event of 200 rows every millisecond fills the sockets' small
+	// buffers at once.
+	h := newDebugHandler(a, time.Millisecond, time.Millisecond)
+	h.writeTimeout = 50 * time.Millisecond
+	ended := make(chan struct{})
+	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(ended)
+		h.ServeHTTP(w, r)
+	}))
+	hs.Listener = smallSendBuffers{hs.Listener}
+	hs.Start()
+	defer hs.Close()
+
+	conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.(*net.TCPConn).SetReadBuffer(4 << 10)
+	if _, err := io.WriteString(conn, "GET / HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	// The client never reads.
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream of a client that stopped reading is still held")
+	}
+	if n := len(h.streams); n != 0 {
+		t.Errorf("%d streams still held", n)
+	}
+}
+
+// smallSendBuffers gives the connections it accepts small send buffers, so
+// that a client that does not read blocks the server's writes soon.
+type smallSendBuffers struct{ net.Listener }
+
+func (l smallSendBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4 << 10)
+	}
+	return c, err
 }

@@ -9,7 +9,8 @@ import (
 // stream serves the debug page's event stream: a "live" event with the
 // live section at once, then after each change of the registry (at most
 // one per throttle) and every refresh. It runs in the request's goroutine
-// and returns when the request ends or a write fails.
+// and returns when the request ends or a write fails or takes longer than
+// writeTimeout.
 func (h *debugHandler) stream(w http.ResponseWriter, req *http.Request) {
 	select {
 	case h.streams <- struct{}{}:
@@ -33,9 +34,14 @@ func (h *debugHandler) stream(w http.ResponseWriter, req *http.Request) {
 			h.a.logger.Error("adapter: rendering the debug page failed", "error", err)
 			return
 		}
+		// A write deadline, since a client that stops reading blocks the
+		// write, where ctx cannot end it. (A ResponseWriter that cannot
+		// take a deadline writes without one.)
+		_ = rc.SetWriteDeadline(time.Now().Add(h.writeTimeout))
 		if _, err := w.Write(sseEvent("live", buf.Bytes())); err != nil || rc.Flush() != nil {
-			return // the client left
+			return // the client left, or stopped reading
 		}
+		_ = rc.SetWriteDeadline(time.Time{})
 		wait.Reset(h.refresh)
 		select {
 		case <-ctx.Done():
