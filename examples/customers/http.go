@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -135,7 +136,10 @@ func serveHTTP(ctx context.Context, ln net.Listener, inst *instance, logger *slo
 }
 
 // loopbackOnly serves h to clients on the loopback interface only, and 403
-// to the others.
+// to the others. The request must also name a loopback host: a page on
+// another site whose name resolves to 127.0.0.1 (DNS rebinding) reaches the
+// server from the operator's own browser, over loopback, but with its own
+// name as Host. (mcp-go's localhost protection refuses it on /mcp alike.)
 func loopbackOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, _, err := net.SplitHostPort(r.RemoteAddr)
@@ -143,8 +147,25 @@ func loopbackOnly(h http.Handler) http.Handler {
 			http.Error(w, "forbidden: this page answers loopback only", http.StatusForbidden)
 			return
 		}
+		if !isLoopbackName(r.Host) {
+			http.Error(w, fmt.Sprintf("forbidden: this page answers loopback only, not host %q", r.Host), http.StatusForbidden)
+			return
+		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// isLoopbackName reports whether host (a Host header, with or without a
+// port) names the loopback interface: localhost, or a loopback address.
+func isLoopbackName(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	return ip != nil && ip.IsLoopback()
 }
 
 // healthz answers 200 "ok" while the database answers. The store is seeded

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -158,4 +160,35 @@ func (zeroReader) Read(p []byte) (int, error) {
 		p[i] = 'a'
 	}
 	return len(p), nil
+}
+
+// TestLoopbackOnlyRefusesRebinding: the live page shows the arguments of
+// every live query, so it answers loopback only. A page on another site
+// whose name the attacker rebinds to 127.0.0.1 reaches it from the
+// operator's own browser, over loopback, with the attacker's name as Host:
+// that must be refused, as mcp-go's localhost protection refuses it on /mcp.
+func TestLoopbackOnlyRefusesRebinding(t *testing.T) {
+	st := newTestStore(t)
+	a := newAdapter(st, quietLogger())
+	hs := httptest.NewServer(loopbackOnly(a.DebugHandler()))
+	defer hs.Close()
+	port := hs.Listener.Addr().(*net.TCPAddr).Port
+	for _, tc := range []struct {
+		host string
+		want int
+	}{
+		{fmt.Sprintf("127.0.0.1:%d", port), http.StatusOK},
+		{fmt.Sprintf("localhost:%d", port), http.StatusOK},
+		{fmt.Sprintf("[::1]:%d", port), http.StatusOK},
+		{"localhost", http.StatusOK},
+		{fmt.Sprintf("evil.example:%d", port), http.StatusForbidden},
+		{"evil.example", http.StatusForbidden},
+		{fmt.Sprintf("192.0.2.1:%d", port), http.StatusForbidden},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, hs.URL, nil)
+		req.Host = tc.host
+		if status, _, _ := doRaw(t, req); status != tc.want {
+			t.Errorf("Host %s: %d, want %d", tc.host, status, tc.want)
+		}
+	}
 }
