@@ -91,7 +91,9 @@ func WithLogger(l *slog.Logger) Option {
 // WithBackoff sets the delays between reconnection attempts: the first
 // waits about minDelay, each next one twice as long, up to maxDelay (default
 // 100ms to 5s). Each delay is randomised between half and all of its value so that
-// instances that lost the database together do not return in lockstep.
+// instances that lost the database together do not return in lockstep. The
+// delays start again from minDelay only after a connection that lasted
+// maxDelay: one lost sooner counts as a failed attempt.
 func WithBackoff(minDelay, maxDelay time.Duration) Option {
 	return func(c *config) { c.backoffMin, c.backoffMax = minDelay, maxDelay }
 }

@@ -57,7 +57,7 @@ func (f *Feed) Run(ctx context.Context) error {
 	for {
 		conn, err := f.connect(ctx)
 		if err == nil {
-			failures = 0
+			connected := time.Now()
 			pid := conn.PgConn().PID()
 			f.health.update(func(h *Health) {
 				h.Connected, h.ConnectedSince, h.BackendPID = true, time.Now(), pid
@@ -76,6 +76,14 @@ func (f *Feed) Run(ctx context.Context) error {
 			}
 			err = f.listen(ctx, conn, sink)
 			closeConn(conn)
+			// Only a connection that lasted resets the backoff: one
+			// lost at once (a server in a crash loop, a proxy that cuts
+			// every connection) counts as a failed attempt, or Run
+			// would reconnect, and re-run every live query, every
+			// backoffMin for as long as it lasts.
+			if time.Since(connected) >= f.cfg.backoffMax {
+				failures = 0
+			}
 			f.health.update(func(h *Health) {
 				h.Connected, h.ConnectedSince, h.BackendPID = false, time.Time{}, 0
 			})
