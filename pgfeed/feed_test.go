@@ -256,3 +256,57 @@ func TestHealthHandler(t *testing.T) {
 		t.Errorf("stopped: status %d, want 503", code)
 	}
 }
+
+// A feed whose Run is started again after it returned missed what was sent
+// in between, as after a lost connection: the new Run catches up with
+// ChangedAll once it listens.
+func TestRunAgainRerunsEverything(t *testing.T) {
+	url := pgtest.StartShared(t)
+	b := startFeed(t, url)
+	f := pgfeed.New(url, pgfeed.WithLogger(quietLogger()))
+	defer f.Close()
+	s := newSink()
+	f.Attach(s)
+	run := func() (stop func()) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- f.Run(ctx) }()
+		return func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Run = %v, want nil", err)
+				}
+			case <-time.After(wait):
+				t.Fatal("Run did not return")
+			}
+		}
+	}
+
+	stop := run()
+	select {
+	case <-f.Ready():
+	case <-time.After(wait):
+		t.Fatal("not listening")
+	}
+	stop()
+	publish(t, b.Feed, "while/stopped") // sent while nothing listens: lost
+
+	stop = run()
+	defer stop()
+	deadline := time.After(wait)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for !f.Health().Connected {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatal("Run started again does not listen")
+		}
+	}
+	publish(t, b.Feed, "after")
+	s.expectAll(t)
+	s.expect(t, "after")
+	s.expectNothing(t)
+}

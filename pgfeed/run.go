@@ -31,7 +31,8 @@ const (
 // lasts, and after every reconnection calls the sink's ChangedAll: the
 // notifications sent while it was away are lost, so every live query re-runs
 // once. It does the same when its very first connection needed retries,
-// since changes may have been made meanwhile. An idle connection is checked
+// since changes may have been made meanwhile, and when it is run again after
+// an earlier Run of the feed listened. An idle connection is checked
 // every 30 seconds, so that a silently dropped one (a NAT timeout, a
 // failover) is noticed too.
 //
@@ -52,7 +53,10 @@ func (f *Feed) Run(ctx context.Context) error {
 	defer f.health.update(func(h *Health) { h.Running = false })
 
 	log := f.cfg.logger
-	missed := false // whether notifications may have been lost before this connection
+	// missed: whether notifications may have been lost before this
+	// connection. They were if an earlier Run listened: nothing did
+	// since it returned.
+	missed := f.listened()
 	failures := 0
 	for {
 		conn, err := f.connect(ctx)
@@ -100,6 +104,16 @@ func (f *Feed) Run(ctx context.Context) error {
 		if !sleep(ctx, delay) {
 			return nil
 		}
+	}
+}
+
+// listened reports whether Run has listened before.
+func (f *Feed) listened() bool {
+	select {
+	case <-f.ready:
+		return true
+	default:
+		return false
 	}
 }
 
