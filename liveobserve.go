@@ -22,6 +22,9 @@ type rerunCauses struct {
 	keys []string
 	ctxs []context.Context
 	key  [1]string // keys' first array
+	// all: a change of everything reached the query too. Its keys then
+	// say less than the truth, and Op.Keys is nil, as documented.
+	all bool
 }
 
 // changeLocked schedules q for a change of key ("" for a change of
@@ -49,7 +52,9 @@ func (q *query) noteCauseLocked(ctx context.Context, key string, first bool) {
 		c.keys = c.key[:0]
 		q.causes = c
 	}
-	if key != "" && len(c.keys) < MaxCauseKeys && !slices.Contains(c.keys, key) {
+	if key == "" {
+		c.all = true
+	} else if len(c.keys) < MaxCauseKeys && !slices.Contains(c.keys, key) {
 		c.keys = append(c.keys, key)
 	}
 	if first && ctx != nil && len(c.ctxs) < MaxCauses {
@@ -89,7 +94,10 @@ func (r *liveRegistry) observeRerun(parent context.Context, cmd string, causes *
 		op.Count = count
 	}
 	if causes != nil {
-		op.Keys, op.Causes = causes.keys, causes.ctxs
+		op.Causes = causes.ctxs
+		if !causes.all {
+			op.Keys = causes.keys
+		}
 	}
 	ctx, o := obs.Observe(parent, op)
 	return ctx, rerunObservation{obs: obs, ctx: ctx, o: o, cmd: cmd}
@@ -105,6 +113,7 @@ func mergeCauses(c, more *rerunCauses) *rerunCauses {
 		c = &rerunCauses{}
 		c.keys = c.key[:0]
 	}
+	c.all = c.all || more.all
 	for _, k := range more.keys {
 		if len(c.keys) < MaxCauseKeys && !slices.Contains(c.keys, k) {
 			c.keys = append(c.keys, k)

@@ -348,3 +348,48 @@ func TestLiveQueries(t *testing.T) {
 		t.Errorf("items_show: %+v, want one changed re-run", show)
 	}
 }
+
+// TestObserverRerunOfEverythingHasNoKeys: a re-run that a change of
+// everything caused (a change feed's ChangedAll) has nil Keys, as Op
+// documents, even when changed keys reached the query too: the keys
+// would tell an Observer a narrower cause than the real one.
+func TestObserverRerunOfEverythingHasNoKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(a *Adapter, feed *fakeFeed)
+		want   []string
+	}{
+		{"keys", func(a *Adapter, _ *fakeFeed) { a.Changed("value/1", "value") }, []string{"value/1", "value"}},
+		{"all", func(_ *Adapter, feed *fakeFeed) { feed.sink.ChangedAll() }, nil},
+		{"keys then all", func(a *Adapter, feed *fakeFeed) { a.Changed("value"); feed.sink.ChangedAll() }, nil},
+		{"all then keys", func(a *Adapter, feed *fakeFeed) { feed.sink.ChangedAll(); a.Changed("value") }, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &recorder{}
+			g := &gatedStore{value: "a"}
+			feed := &fakeFeed{}
+			a := newGatedServer(t, g, WithObserver(rec), WithChangeFeed(feed))
+			f := newFakeClient(t, a, "s1", 16)
+			if err := f.subscribe("app://value_get/x"); err != nil {
+				t.Fatal(err)
+			}
+			// The changes reach the query while a first run holds, so
+			// that they all cause its second run.
+			entered, release := g.hold()
+			a.Changed("other")
+			feed.sink.ChangedAll()
+			<-entered
+			g.open()
+			tc.change(a, feed)
+			close(release)
+			waitIdle(t, a)
+			reruns := rec.take(OpRerun)
+			if len(reruns) != 2 {
+				t.Fatalf("%d re-runs, want 2", len(reruns))
+			}
+			if got := reruns[1].op.Keys; !slices.Equal(got, tc.want) || (got == nil) != (tc.want == nil) {
+				t.Errorf("Keys %#v, want %#v", got, tc.want)
+			}
+		})
+	}
+}
