@@ -63,7 +63,10 @@ type Op struct {
 	Causes []context.Context
 	// Count is the number of subscriptions told of a new result
 	// (OpNotify); one whose previous notification is still pending gets
-	// no second one.
+	// no second one. For OpRerun it is the number of queries a batched
+	// re-run (WithBatch) ran in one call, and 0 for one query's: a batch
+	// is one operation, whose outcome is changed when any of its queries
+	// notified.
 	Count int
 	// Start is when the operation began. For a read it is earlier than
 	// the call to Observe: the URI is parsed and converted before the

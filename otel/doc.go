@@ -35,7 +35,9 @@
 // session or an argument. The counts of reads, calls and re-runs are kept
 // per command in atomic counters and, like the gauges (read from
 // Adapter.LiveStats), observed when metrics are collected; only the re-run
-// duration is recorded as it happens.
+// duration is recorded as it happens. A batched re-run (adapter.WithBatch)
+// counts one re-run per argument set, as LiveStats does, all with the
+// batch's outcome (changed when any set notified), and one duration.
 //
 // # Spans
 //

@@ -90,10 +90,10 @@ func (in *instruments) observe(o metric.Observer) func(*command) {
 	}
 }
 
-// rerunEnded counts a re-run of c that began at start, and records its
-// duration.
-func (in *instruments) rerunEnded(ctx context.Context, c *command, outcome adapter.Outcome, start time.Time) {
-	c.reruns.add(outcome)
+// rerunEnded counts a re-run of c, of n queries, that began at start, and
+// records its duration.
+func (in *instruments) rerunEnded(ctx context.Context, c *command, outcome adapter.Outcome, start time.Time, n int64) {
+	c.reruns[outcomeIndex(outcome)].Add(n)
 	in.rerunDuration.Record(ctx, time.Since(start).Seconds(), c.only)
 }
 

@@ -68,7 +68,7 @@ func (t *Telemetry) startRerun(ctx context.Context, c *command, op adapter.Op) (
 		if start.IsZero() {
 			start = time.Now()
 		}
-		return ctx, &rerunObservation{t: t, c: c, start: start}
+		return ctx, &rerunObservation{t: t, c: c, start: start, queries: queries(op)}
 	}
 	attrs := trace.WithAttributes(c.attr, attribute.StringSlice(attrKeys, op.Keys))
 	if links != nil {
@@ -95,11 +95,21 @@ func (t *Telemetry) start(ctx context.Context, c *command, op adapter.Op, name s
 		case adapter.OpRead:
 			return ctx, readCount{c: c}
 		case adapter.OpRerun:
-			return ctx, &rerunObservation{t: t, c: c, start: start}
+			return ctx, &rerunObservation{t: t, c: c, start: start, queries: queries(op)}
 		}
 		return ctx, callObservation{}
 	}
-	return ctx, &spanObservation{t: t, c: c, kind: op.Kind, ctx: ctx, span: span, start: start}
+	return ctx, &spanObservation{t: t, c: c, kind: op.Kind, ctx: ctx, span: span, start: start, queries: queries(op)}
+}
+
+// queries is the number of queries a re-run ran: a batched re-run
+// (adapter.WithBatch) is one operation for op.Count of them, and counts as
+// that many re-runs, as Adapter.LiveStats counts them.
+func queries(op adapter.Op) int64 {
+	if op.Kind == adapter.OpRerun && op.Count > 1 {
+		return int64(op.Count)
+	}
+	return 1
 }
 
 // spanObservation is a read, a re-run or a notification batch: a span,
@@ -111,6 +121,8 @@ type spanObservation struct {
 	ctx   context.Context // carries span: the parent of the phases
 	span  trace.Span
 	start time.Time
+	// queries is how many re-runs a re-run counts as (see queries).
+	queries int64
 	// phases and the outcome are set on the span at End, in one call.
 	phases  [5]attribute.KeyValue
 	nphases int
@@ -155,7 +167,7 @@ func (o *spanObservation) End(outcome adapter.Outcome, err error) {
 	case adapter.OpRead:
 		readCount{o.c}.End(outcome, err)
 	case adapter.OpRerun:
-		in.rerunEnded(o.ctx, o.c, outcome, o.start)
+		in.rerunEnded(o.ctx, o.c, outcome, o.start, o.queries)
 	}
 	if o.span.IsRecording() {
 		o.phases[o.nphases] = attribute.String(attrOutcome, string(outcome))
@@ -188,15 +200,16 @@ func (o readCount) End(outcome adapter.Outcome, _ error) {
 
 // rerunObservation counts and times a re-run that is not traced.
 type rerunObservation struct {
-	t     *Telemetry
-	c     *command
-	start time.Time
+	t       *Telemetry
+	c       *command
+	start   time.Time
+	queries int64 // see queries
 }
 
 func (*rerunObservation) Phase(string, time.Time, time.Time) {}
 
 func (o *rerunObservation) End(outcome adapter.Outcome, _ error) {
-	o.t.inst.rerunEnded(context.Background(), o.c, outcome, o.start)
+	o.t.inst.rerunEnded(context.Background(), o.c, outcome, o.start, o.queries)
 }
 
 // callObservation counts a tools/call: no span, and nothing to end but

@@ -404,3 +404,51 @@ func TestNewRefusesNilProviders(t *testing.T) {
 		t.Error("nil TracerProvider accepted")
 	}
 }
+
+// TestTelemetryBatchedReruns: a batched re-run (adapter.WithBatch) of n
+// argument sets counts n re-runs, as LiveStats does and as n re-runs one
+// by one would, not one.
+func TestTelemetryBatchedReruns(t *testing.T) {
+	const n = 6
+	h := newHarness(t, sdktrace.NeverSample(), nil, adapter.WithSubscriptionCap(100), adapter.WithClientSubscriptionCap(100))
+	for id := 2; id <= n; id++ {
+		h.store.set(id, "v1")
+	}
+	adapter.Live(h.a, "items_many", "One item, batched.", func(ctx context.Context, args showArgs) (string, error) {
+		adapter.Reads(ctx, "items")
+		name, _ := h.store.get(args.ID)
+		return name, nil
+	}, adapter.WithBatch(func(ctx context.Context, args []showArgs) ([]string, error) {
+		adapter.Reads(ctx, "items")
+		out := make([]string, len(args))
+		for i, a := range args {
+			out[i], _ = h.store.get(a.ID)
+		}
+		return out, nil
+	}))
+	c := adaptertest.New(t, h.a)
+	var uris []string
+	for id := 1; id <= n; id++ {
+		uris = append(uris, fmt.Sprintf("app://items_many/%d", id))
+	}
+	if sub, err := c.Listen(uris...); err != nil || len(sub.Acknowledged) != n {
+		t.Fatalf("listen: %v, %+v", err, sub)
+	}
+	before := h.a.LiveStats().Reruns
+	h.a.Changed("items")
+	c.WaitIdle()
+	reruns := h.a.LiveStats().Reruns - before
+	if reruns != n {
+		t.Fatalf("LiveStats: %d re-runs, want %d", reruns, n)
+	}
+	ms := h.collect(t)
+	var counted int64
+	for _, o := range []adapter.Outcome{adapter.OutcomeChanged, adapter.OutcomeUnchanged} {
+		if v := value(t, ms, "mcplive.reruns", cmdAttrs("items_many", o)...); v > 0 {
+			counted += v
+		}
+	}
+	if counted != n {
+		t.Errorf("mcplive.reruns counted %d re-runs of items_many, want %d (LiveStats.Reruns)", counted, n)
+	}
+}
