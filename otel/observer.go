@@ -123,7 +123,8 @@ type spanObservation struct {
 	start time.Time
 	// queries is how many re-runs a re-run counts as (see queries).
 	queries int64
-	// phases and the outcome are set on the span at End, in one call.
+	// phases and the outcome are set on the span at End, in one call: a
+	// read's four phases and its outcome. A phase beyond them is dropped.
 	phases  [5]attribute.KeyValue
 	nphases int
 }
@@ -140,7 +141,7 @@ func (o *spanObservation) Phase(name string, start, end time.Time) {
 		s.End(trace.WithTimestamp(end))
 		return
 	}
-	if o.nphases < len(o.phases) {
+	if o.nphases < len(o.phases)-1 { // the last is End's outcome
 		o.phases[o.nphases] = attribute.Float64(phaseKey(name), end.Sub(start).Seconds())
 		o.nphases++
 	}

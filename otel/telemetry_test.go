@@ -452,3 +452,28 @@ func TestTelemetryBatchedReruns(t *testing.T) {
 		t.Errorf("mcplive.reruns counted %d re-runs of items_many, want %d (LiveStats.Reruns)", counted, n)
 	}
 }
+
+// TestTelemetryPhasesBounded: a read's span keeps a bounded number of
+// phases, and any further phase (one the adapter may add) is dropped
+// rather than making End panic.
+func TestTelemetryPhasesBounded(t *testing.T) {
+	for _, phases := range []int{0, 4, 5, 8} {
+		t.Run(fmt.Sprint(phases), func(t *testing.T) {
+			rec := tracetest.NewSpanRecorder()
+			tel, err := otel.New(otel.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			now := time.Now()
+			_, o := tel.Observe(context.Background(), adapter.Op{Kind: adapter.OpRead, Command: "c", Start: now})
+			for i := range phases {
+				o.Phase(fmt.Sprintf("p%d", i), now, now.Add(time.Millisecond))
+			}
+			o.End(adapter.OutcomeOK, nil)
+			spans := spansNamed(rec.Ended(), "read c")
+			if len(spans) != 1 || attr(spans[0], "mcplive.outcome").AsString() != "ok" {
+				t.Fatalf("spans %v, want one read with its outcome", spans)
+			}
+		})
+	}
+}
