@@ -19,10 +19,11 @@ const notifySQL = "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p"
 //
 // Publish does not go through Run's connection, which is blocked waiting
 // for notifications. It uses one connection of its own, opened on first use
-// and reopened after an error, and one Publish at a time: a notification is
-// a single short round trip, so one connection carries thousands a second,
-// and taking turns delivers an instance's changes in the order it made
-// them. Publish returns when the notification is sent, when ctx ends, or
+// and reopened after an error (a Publish that finds the connection it kept
+// broken sends again, once, on a new one), and one Publish at a time: a
+// notification is a single short round trip, so one connection carries
+// thousands a second, and taking turns delivers an instance's changes in the
+// order it made them. Publish returns when the notification is sent, when ctx ends, or
 // after the publish timeout (WithPublishTimeout), whichever comes first,
 // including while it waits for its turn.
 //
@@ -52,14 +53,25 @@ func (f *Feed) Publish(ctx context.Context, keys []string) error {
 	if f.closed {
 		return ErrClosed
 	}
-	if f.pubConn == nil {
-		conn, err := pgx.ConnectConfig(ctx, f.connCfg)
-		if err != nil {
-			return f.publishFailed(fmt.Errorf("pgfeed: publish: connect: %w", err))
+	// A connection kept from an earlier Publish may have died meanwhile
+	// (a server restart, an idle timeout): the first attempt to use it
+	// is how Publish finds out. Nothing would make the other instances
+	// catch up on a change lost that way, so it is sent again, once, on a
+	// fresh connection. If the first attempt did reach the server, the
+	// other instances hear the change twice, which costs a re-run.
+	for {
+		fresh := f.pubConn == nil
+		if fresh {
+			conn, err := pgx.ConnectConfig(ctx, f.connCfg)
+			if err != nil {
+				return f.publishFailed(fmt.Errorf("pgfeed: publish: connect: %w", err))
+			}
+			f.pubConn = conn
 		}
-		f.pubConn = conn
-	}
-	if _, err := f.pubConn.Exec(ctx, notifySQL, f.cfg.channel, payloads); err != nil {
+		_, err := f.pubConn.Exec(ctx, notifySQL, f.cfg.channel, payloads)
+		if err == nil {
+			break
+		}
 		// Whatever went wrong, a fresh connection is the safe next step.
 		// Not closeConn: Publish must not wait for pgx's cleanup of a
 		// broken connection, which ends by itself.
@@ -67,7 +79,9 @@ func (f *Feed) Publish(ctx context.Context, keys []string) error {
 		f.pubConn.Close(cctx)
 		ccancel()
 		f.pubConn = nil
-		return f.publishFailed(fmt.Errorf("pgfeed: publish %d key(s) on channel %q: %w", len(keys), f.cfg.channel, err))
+		if fresh || ctx.Err() != nil {
+			return f.publishFailed(fmt.Errorf("pgfeed: publish %d key(s) on channel %q: %w", len(keys), f.cfg.channel, err))
+		}
 	}
 	f.health.update(func(h *Health) { h.Published += int64(len(payloads)) })
 	return nil
