@@ -72,7 +72,7 @@ func flapping(t *testing.T, accepted chan<- time.Time) string {
 func TestBackoffGrowsWhenConnectionsDropAtOnce(t *testing.T) {
 	// First registered, so it runs after every other cleanup.
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	const minDelay = 5 * time.Millisecond
+	const minDelay = 10 * time.Millisecond
 	accepted := make(chan time.Time, 64)
 	f := pgfeed.New(flapping(t, accepted), pgfeed.WithLogger(quietLogger()), pgfeed.WithBackoff(minDelay, time.Hour))
 	f.Attach(newSink())
