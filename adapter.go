@@ -125,6 +125,7 @@ func register[A, R any](a *Adapter, name, description string, fn func(context.Co
 	if err != nil {
 		panic("adapter: " + err.Error())
 	}
+	c.logger = a.logger
 	c.call = func(ctx context.Context, args any) (any, error) {
 		return fn(ctx, args.(A))
 	}
@@ -169,7 +170,9 @@ func (a *Adapter) granted(ctx context.Context, name string) bool {
 
 const mimeJSON = "application/json"
 
-// marshalResult encodes a command's result for the wire.
-func marshalResult(v any) ([]byte, error) {
+// marshalResult encodes a result of c for the wire. A MarshalJSON of the
+// user's that panics fails the answer alone (userpanic.go).
+func (c *command) marshalResult(v any) (b []byte, err error) {
+	defer recoverUserPanic(c.logger, c.name, "encoding the result", &err)
 	return json.Marshal(v)
 }

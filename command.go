@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"reflect"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -98,6 +99,9 @@ type command struct {
 	// resultWalk digests the results of a live command's re-runs
 	// (livedigestwalk.go); nil for a result type json must write.
 	resultWalk *resultWalk
+	// logger logs the panics of the user's code outside the chain
+	// (userpanic.go).
+	logger *slog.Logger
 }
 
 // listed reports whether the plain resource appears in resources/list.

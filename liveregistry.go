@@ -361,13 +361,21 @@ func (r *liveRegistry) run(ctx context.Context, c *command, args any, raw json.R
 func (r *liveRegistry) outcomeOf(c *command, res any, err error, reads []string) outcome {
 	out := outcome{reads: reads}
 	if err == nil {
-		out.digest, err = r.digests.ofResult(res, c.resultWalk)
+		out.digest, err = r.digestResult(c, res)
 	}
 	if err != nil {
 		out.err = err
 		out.digest = r.digests.ofError(err)
 	}
 	return out
+}
+
+// digestResult digests res, a result of c. A MarshalJSON of the user's
+// that panics fails the run, on a worker where nothing else would catch it
+// (userpanic.go).
+func (r *liveRegistry) digestResult(c *command, res any) (d digest, err error) {
+	defer recoverUserPanic(c.logger, c.name, "digesting the result", &err)
+	return r.digests.ofResult(res, c.resultWalk)
 }
 
 // applyLocked makes out, a run's outcome, the state of q: it refiles q

@@ -156,7 +156,7 @@ func (a *Adapter) readHandler(c *command) server.ResourceHandlerFunc {
 // readContents is the answer of a read whose command returned res: one
 // application/json text content whose URI is the one the client sent.
 func readContents(st *readState, res any) ([]mcp.ResourceContents, error) {
-	b, err := marshalResult(res)
+	b, err := st.cmd.marshalResult(res)
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@ func (a *Adapter) callTool(ctx context.Context, c *command, req mcp.CallToolRequ
 	if err != nil {
 		return nil, err
 	}
-	b, err := marshalResult(res)
+	b, err := c.marshalResult(res)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the result: %w", err)
 	}

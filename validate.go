@@ -85,8 +85,10 @@ func (c *command) argsFromURI(values map[string]string) (json.RawMessage, error)
 }
 
 // check decodes and checks raw. prior are the failures of a read's
-// conversion, whose fields raw leaves out.
-func (c *command) check(raw []byte, prior []issue) (any, error) {
+// conversion, whose fields raw leaves out. A panic of the arguments type's
+// own code (Validate, UnmarshalJSON) fails the call alone (userpanic.go).
+func (c *command) check(raw []byte, prior []issue) (args any, err error) {
+	defer recoverUserPanic(c.logger, c.name, "checking the arguments", &err)
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	obj, isObject := inst.(map[string]any)
 	if err != nil || !isObject {
