@@ -163,9 +163,21 @@ func (a *Adapter) command(name string) *command {
 	return a.commands[name]
 }
 
-// granted applies the grant function of WithGrant.
-func (a *Adapter) granted(ctx context.Context, name string) bool {
-	return a.cfg.grant == nil || a.cfg.grant(ctx, name)
+// granted applies the grant function of WithGrant. One that panics grants
+// nothing, and the request goes on as for a command not granted
+// (userpanic.go).
+func (a *Adapter) granted(ctx context.Context, name string) (ok bool) {
+	if a.cfg.grant == nil {
+		return true
+	}
+	var err error
+	defer func() {
+		if err != nil {
+			ok = false
+		}
+	}()
+	defer recoverUserPanic(a.logger, name, "asking the grant function", &err)
+	return a.cfg.grant(ctx, name)
 }
 
 const mimeJSON = "application/json"

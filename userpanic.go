@@ -13,8 +13,9 @@ import (
 // The chain's Recover turns a panicking command into a
 // *middleware.PanicError, so that one bad call fails alone. The adapter
 // also runs code of the user's outside the chain: the arguments type's
-// Validate and UnmarshalJSON while it checks arguments, and the result's
-// MarshalJSON while it answers and while a re-run digests the result. A
+// Validate and UnmarshalJSON while it checks arguments, the result's
+// MarshalJSON while it answers and while a re-run digests the result, and
+// the grant function (which grants nothing when it panics). A
 // panic there would end the process on stdio, and always on a re-run's
 // worker, where no request can carry it. recoverUserPanic, deferred around
 // each, fails the call alone as Recover would: the error names only the

@@ -117,3 +117,30 @@ func TestUserCodePanicInReRunFailsTheRunAlone(t *testing.T) {
 		t.Fatalf("once it recovered, heard %v; want one notification", got)
 	}
 }
+
+// A grant function that panics grants nothing: the command is listed,
+// read and called as one that does not exist, and the server lives on.
+func TestGrantThatPanicsGrantsNothing(t *testing.T) {
+	a := adapter.Wrap(server.NewMCPServer("t", "1"), adapter.WithGrant(func(_ context.Context, name string) bool {
+		if name == "fragile_show" {
+			panic("grant")
+		}
+		return true
+	}))
+	adapter.Live(a, "fragile_show", "", func(ctx context.Context, args fragileArgs) (fragileResult, error) {
+		return fragileResult{ID: args.ID}, nil
+	})
+	adapter.Live(a, "sturdy_show", "", func(ctx context.Context, args fragileArgs) (fragileResult, error) {
+		return fragileResult{ID: args.ID}, nil
+	})
+	c := adaptertest.New(t, a)
+	if _, err := c.Read("app://fragile_show/1"); err == nil {
+		t.Error("read of a command whose grant panicked succeeded")
+	}
+	if res, err := c.CallTool("fragile_show", map[string]any{"id": 1}); err == nil && !res.IsError {
+		t.Errorf("tools/call of a command whose grant panicked succeeded: %v", res.Content)
+	}
+	if _, err := c.Read("app://sturdy_show/1"); err != nil {
+		t.Errorf("read of another command: %v", err)
+	}
+}
