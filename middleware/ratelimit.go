@@ -127,6 +127,13 @@ func withObserver(f func(*buckets)) RateLimitOption {
 //
 // The port is left out of the address because a client can change it at
 // will by opening a new connection.
+//
+// A session ID tells clients apart only where the server issued it. On
+// legacy Streamable HTTP served stateless (mcp-go's WithStateLess), the ID
+// is whatever Mcp-Session-Id header the client sends, unchecked, and a
+// client that sends a new one with every request is never limited: there,
+// use a KeyFunc that reads the remote address (RemoteAddrFrom) or an
+// authenticated subject.
 func DefaultKey(ctx context.Context, call *Call) string {
 	if call.Session != nil {
 		if id := call.Session.SessionID(); id != "" {
