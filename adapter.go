@@ -54,6 +54,9 @@ func Wrap(srv *server.MCPServer, opts ...Option) *Adapter {
 	if err := cfg.validate(); err != nil {
 		panic("adapter.Wrap: " + err.Error())
 	}
+	if cfg.observer != nil {
+		cfg.observer = guardedObserver{o: cfg.observer, guard: &observerGuard{logger: cfg.logger}}
+	}
 	a := &Adapter{
 		srv:      srv,
 		cfg:      cfg,

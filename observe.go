@@ -23,7 +23,9 @@ import (
 //
 // The adapter calls an Observer from many goroutines at once, never while
 // it holds a lock of its own; an Observer must be safe for concurrent use,
-// return quickly, and never block: it is on the path of every read.
+// return quickly, and never block: it is on the path of every read. A call
+// of an Observer (or of its Observation) that panics is logged and counts
+// as not made; the operation goes on (observeguard.go).
 type Observer interface {
 	Observe(ctx context.Context, op Op) (context.Context, Observation)
 }
