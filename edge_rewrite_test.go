@@ -358,3 +358,31 @@ func TestHandleMessageSwapsInTheExactError(t *testing.T) {
 		t.Errorf("a notification answered %v", resp)
 	}
 }
+
+// An error response passes through unmodified when it is too long to
+// rewrite, and its entry must go with it whatever the length of its id: on
+// stdio the box lives as long as the connection, so an entry left behind per
+// request is memory a client can make grow without bound.
+func TestLineRewriterKeepsNoEntryWhateverTheID(t *testing.T) {
+	for _, n := range []int{10, maxRewrite / 4, maxRewrite - 100, maxRewrite - 23, maxRewrite, 2 * maxRewrite} {
+		id := strings.Repeat("i", n)
+		raw, _ := json.Marshal(id)
+		for _, msgLen := range []int{10, maxRewrite} {
+			_, box := withErrorBox(context.Background())
+			box.put(id, &rpcError{Code: mcp.INVALID_PARAMS, Message: "bad"})
+			line := `{"jsonrpc":"2.0","id":` + string(raw) + `,"error":{"code":-32603,"message":"` + strings.Repeat("m", msgLen) + `"}}` + "\n"
+			var out bytes.Buffer
+			w := &lineRewriter{out: &out, box: box}
+			for _, c := range chunks(line, 4096) {
+				w.Write([]byte(c))
+			}
+			w.close()
+			if len(box.m) != 0 {
+				t.Errorf("id of %d bytes, message of %d: the box kept the entry after the response", n, msgLen)
+			}
+			if rewritable := len(line) <= maxRewrite && n <= maxRewrite/4; rewritable && !strings.Contains(out.String(), `"code":-32602`) {
+				t.Errorf("id of %d bytes, message of %d: not rewritten", n, msgLen)
+			}
+		}
+	}
+}

@@ -215,13 +215,26 @@ func idKey(id any) string {
 	return string(b)
 }
 
+// maxBoxedID bounds the spelled id of an entry the box keeps. A response
+// longer than maxRewrite gives up its entry only when its first maxRewrite
+// bytes show the whole id (discardEntry); a longer id never shows, so its
+// entry would stay as long as the box, a stdio connection's lifetime, and a
+// client could grow the box by a request at a time. Its error keeps mcp-go's
+// form instead.
+const maxBoxedID = maxRewrite / 2
+
+// put records e for id, unless id is longer than maxBoxedID.
 func (b *errorBox) put(id any, e *rpcError) {
+	k := idKey(id)
+	if len(k) > maxBoxedID {
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.m == nil {
 		b.m = make(map[string]*rpcError)
 	}
-	b.m[idKey(id)] = e
+	b.m[k] = e
 }
 
 // take removes and returns the error recorded for id, nil when there is
