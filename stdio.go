@@ -1,11 +1,15 @@
 package adapter
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"sync"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -31,7 +35,16 @@ import (
 // writes are gathered up to each newline, an error response whose id has an
 // entry in the box is rewritten, and every other line is written unchanged.
 // A line longer than 64 KiB is written through as it comes, unmodified,
-// rather than held. A server.WithStdioContextFunc among opts must derive its
+// rather than held.
+//
+// In the other direction ServeStdio answers itself, with -32600 (invalid
+// request) and the request's id where the line shows it, two lines that
+// mcp-go would mishandle: a line longer than DefaultMaxBodyBytes, which
+// mcp-go would read whole however long it grew, and of which no more than
+// that is held; and a JSON-RPC batch, which MCP does not carry and mcp-go
+// would call a parse error. Neither reaches mcp-go.
+//
+// A server.WithStdioContextFunc among opts must derive its
 // context from the one it is given, or the box is lost.
 //
 // mcp-go v1.2.1 keeps one stdio session per process, shared by every stdio
@@ -47,7 +60,8 @@ func (a *Adapter) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, o
 		o(s)
 	}
 	lw := &lineRewriter{out: out, box: box}
-	err := s.Listen(ctx, in, lw)
+	lr := &lineReader{in: bufio.NewReader(in), out: lw}
+	err := s.Listen(ctx, lr, lw)
 	lw.close()
 	return err
 }
@@ -140,4 +154,95 @@ func (w *lineRewriter) close() {
 		_ = writeAll(w.out, w.line)
 		w.line = nil
 	}
+}
+
+// maxStdioLine bounds a line ServeStdio reads, newline left out, as
+// DefaultMaxBodyBytes bounds an HTTP body.
+const maxStdioLine = DefaultMaxBodyBytes
+
+// lineReader is the reader ServeStdio hands mcp-go. It passes on whole
+// lines of in, and answers on out, instead of passing them, the lines that
+// mcp-go would mishandle (see ServeStdio). mcp-go reads it from one
+// goroutine at a time.
+type lineReader struct {
+	in  *bufio.Reader
+	out io.Writer // the lineRewriter, which keeps lines whole
+
+	line []byte // the line being gathered, at most maxStdioLine bytes
+	next []byte // what mcp-go has yet to read of the last whole line
+	skip bool   // the current line was refused: drop it up to its newline
+}
+
+func (r *lineReader) Read(p []byte) (int, error) {
+	for len(r.next) == 0 {
+		seg, err := r.in.ReadSlice('\n')
+		if gerr := r.gather(seg); gerr != nil {
+			return 0, gerr
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			if len(r.line) > 0 {
+				// The end of in cuts a line short: mcp-go decides.
+				r.next, r.line = r.line, r.line[len(r.line):]
+				break
+			}
+			return 0, err
+		}
+	}
+	n := copy(p, r.next)
+	r.next = r.next[n:]
+	return n, nil
+}
+
+// gather adds seg, a piece of in that ends at a newline or not at all, to
+// the current line, or answers the line.
+func (r *lineReader) gather(seg []byte) error {
+	ended := len(seg) > 0 && seg[len(seg)-1] == '\n'
+	if r.skip {
+		r.skip = !ended
+		return nil
+	}
+	size := len(r.line) + len(seg)
+	if ended {
+		size--
+	}
+	if size > maxStdioLine {
+		// Only the start of the line is looked at, for its id.
+		head := append(r.line, seg[:min(len(seg), maxRewrite)]...)
+		r.line, r.skip = r.line[:0], !ended
+		return r.refuse(head[:min(len(head), maxRewrite)], lineTooLong)
+	}
+	r.line = append(r.line, seg...)
+	if !ended {
+		return nil
+	}
+	if isBatch(r.line) {
+		r.line = r.line[:0]
+		return r.refuse(nil, errBatch)
+	}
+	r.next, r.line = r.line, r.line[:0]
+	return nil
+}
+
+// refuse answers the message whose line starts with head with e, under the
+// id head shows, or null.
+func (r *lineReader) refuse(head []byte, e *rpcError) error {
+	_, id := peekMessage(head)
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b, err := json.Marshal(wireErrorResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Error: e})
+	if err != nil {
+		return err
+	}
+	return writeAll(r.out, append(b, '\n'))
+}
+
+// lineTooLong answers a line longer than maxStdioLine.
+var lineTooLong = &rpcError{
+	Code:    mcp.INVALID_REQUEST,
+	Message: fmt.Sprintf("message too large: the limit is %d bytes a line", maxStdioLine),
+	Data:    map[string]int64{"limit": maxStdioLine},
 }

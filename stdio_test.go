@@ -1,0 +1,101 @@
+package adapter
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// stdioExchange serves a fresh adapter through ServeStdio, writes lines
+// after an initialize, and returns the error (nil for a result) of each
+// response by id ("null" for those without one) once the responses to the
+// initialize and to a ping with id "next", written after lines, arrived:
+// mcp-go answers concurrently, in any order.
+func stdioExchange(t *testing.T, lines ...string) map[string][]json.RawMessage {
+	t.Helper()
+	a := Wrap(server.NewMCPServer("stdio", "1"))
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := a.ServeStdio(context.Background(), inR, outW)
+		outW.Close()
+		done <- err
+	}()
+	go func() {
+		lines = append([]string{
+			`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`,
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		}, append(lines, `{"jsonrpc":"2.0","id":"next","method":"ping"}`)...)
+		for _, l := range lines {
+			if _, err := io.WriteString(inW, l+"\n"); err != nil {
+				return
+			}
+		}
+	}()
+	got := map[string][]json.RawMessage{}
+	br := bufio.NewReader(outR)
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			t.Fatalf("reading the output: %v", err)
+		}
+		var r struct {
+			ID    json.RawMessage `json:"id"`
+			Error json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatalf("output line %.200q: %v", line, err)
+		}
+		got[string(r.ID)] = append(got[string(r.ID)], r.Error)
+		if len(got[`"init"`]) > 0 && len(got[`"next"`]) > 0 && len(got) == 3 {
+			break
+		}
+	}
+	inW.Close()
+	go io.Copy(io.Discard, br)
+	if err := <-done; err != nil {
+		t.Errorf("ServeStdio: %v", err)
+	}
+	return got
+}
+
+// ServeStdio answers what mcp-go would mishandle on stdio: a line longer
+// than maxStdioLine (mcp-go reads a line whole, however long) and a batch
+// (mcp-go calls valid JSON a parse error), each with -32600 and the request's
+// id where the line shows it.
+func TestServeStdioRefusesLongLinesAndBatches(t *testing.T) {
+	pad := strings.Repeat("x", maxStdioLine)
+	for _, tc := range []struct {
+		name, line, id, message string
+	}{
+		{"long request", `{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"` + pad + `"}}`, `7`, "message too large"},
+		{"long request, id after params", `{"jsonrpc":"2.0","method":"ping","params":{"pad":"` + pad + `"},"id":8}`, `null`, "message too large"},
+		{"long garbage", pad + pad, `null`, "message too large"},
+		{"batch", `[{"jsonrpc":"2.0","id":9,"method":"ping"}]`, `null`, "batches are not supported"},
+		{"batch after blanks", " \t[]", `null`, "batches are not supported"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := stdioExchange(t, tc.line)
+			if len(got[tc.id]) != 1 {
+				t.Fatalf("responses by id: %v; want one for %s", got, tc.id)
+			}
+			var e mcp.JSONRPCErrorDetails
+			if err := json.Unmarshal(got[tc.id][0], &e); err != nil || e.Code != mcp.INVALID_REQUEST || !strings.Contains(e.Message, tc.message) {
+				t.Errorf("error = %s; want -32600 saying %q", got[tc.id][0], tc.message)
+			}
+		})
+	}
+	// A line just within the limit is served.
+	line := `{"jsonrpc":"2.0","id":10,"method":"ping","params":{"pad":""}}`
+	line = line[:len(line)-3] + strings.Repeat("x", maxStdioLine-len(line)) + line[len(line)-3:]
+	if got := stdioExchange(t, line); len(got["10"]) != 1 || string(got["10"][0]) != "" {
+		t.Errorf("a line of exactly maxStdioLine bytes was answered %s", got["10"])
+	}
+}
