@@ -49,7 +49,9 @@ import (
 //
 // mcp-go v1.2.1 keeps one stdio session per process, shared by every stdio
 // server, and Listen returns before the goroutine writing its notifications
-// has ended: serve one stdio connection per process.
+// has ended (and, when ctx ends, before the one reading in has): serve one
+// stdio connection per process. Nothing is written to out once ServeStdio
+// has returned; what those goroutines write then is dropped.
 //
 // ServeStdio returns what Listen returns: nil at the end of in, ctx's error
 // when ctx ends, or the error of a failed read or write.
@@ -78,12 +80,17 @@ type lineRewriter struct {
 
 	line     []byte // the start of the current line, while held
 	spilling bool   // the current line outgrew maxRewrite: pass it through
+	closed   bool   // ServeStdio returned: out is the caller's again
 }
 
 // Write consumes p. It returns len(p) unless the underlying writer fails.
+// After close it drops p.
 func (w *lineRewriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.closed {
+		return len(p), nil
+	}
 	n := 0
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
@@ -146,10 +153,12 @@ func (w *lineRewriter) emit(line []byte) error {
 	return writeAll(w.out, out)
 }
 
-// close writes a partial line still held, as it is.
+// close writes a partial line still held, as it is, and ends the writes to
+// out: mcp-go's goroutines that outlive Listen write on.
 func (w *lineRewriter) close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.closed = true
 	if len(w.line) > 0 {
 		_ = writeAll(w.out, w.line)
 		w.line = nil

@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -97,5 +98,60 @@ func TestServeStdioRefusesLongLinesAndBatches(t *testing.T) {
 	line = line[:len(line)-3] + strings.Repeat("x", maxStdioLine-len(line)) + line[len(line)-3:]
 	if got := stdioExchange(t, line); len(got["10"]) != 1 || string(got["10"][0]) != "" {
 		t.Errorf("a line of exactly maxStdioLine bytes was answered %s", got["10"])
+	}
+}
+
+// feedReader hands out what is sent on feed, one send a Read, and reports
+// on reading each Read that starts.
+type feedReader struct {
+	feed    chan string
+	reading chan struct{}
+}
+
+func (r *feedReader) Read(p []byte) (int, error) {
+	r.reading <- struct{}{}
+	s, ok := <-r.feed
+	if !ok {
+		return 0, io.EOF
+	}
+	return copy(p, s), nil
+}
+
+// mcp-go's stdio server reads in on a goroutine that outlives Listen when
+// ctx ends, and writes notifications on one that outlives it too: out
+// belongs to the caller again once ServeStdio returned, and nothing may be
+// written to it then.
+func TestServeStdioWritesNothingAfterItReturned(t *testing.T) {
+	a := Wrap(server.NewMCPServer("stdio", "1"))
+	in := &feedReader{feed: make(chan string), reading: make(chan struct{})}
+	defer close(in.feed)
+	var out syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.ServeStdio(ctx, in, &out) }()
+	<-in.reading // mcp-go waits for a line
+	cancel()
+	if err := <-done; err != context.Canceled {
+		t.Fatalf("ServeStdio = %v, want context.Canceled", err)
+	}
+	before := string(out.bytes())
+	// The reader left behind gets a line that the edge answers itself.
+	in.feed <- "[]\n"
+	<-in.reading // it has dealt with the line and reads on
+	if after := string(out.bytes()); after != before {
+		t.Errorf("written to out after ServeStdio returned: %q", strings.TrimPrefix(after, before))
+	}
+
+	// The rewriter drops what comes after close, whatever writes it.
+	var b bytes.Buffer
+	w := &lineRewriter{out: &b, box: edgeTestBox()}
+	w.close()
+	for _, p := range []string{edgeTestError(`1`) + "\n", "partial", `{"jsonrpc":"2.0","method":"x"}` + "\n"} {
+		if n, err := w.Write([]byte(p)); n != len(p) || err != nil {
+			t.Errorf("Write after close = %d, %v; want %d, nil", n, err, len(p))
+		}
+	}
+	if b.Len() != 0 {
+		t.Errorf("the rewriter wrote %q after close", b.String())
 	}
 }
