@@ -180,28 +180,25 @@ type lineReader struct {
 	line []byte // the line being gathered, at most maxStdioLine bytes
 	next []byte // what mcp-go has yet to read of the last whole line
 	skip bool   // the current line was refused: drop it up to its newline
+	err  error  // in failed: the error after next
 }
 
 func (r *lineReader) Read(p []byte) (int, error) {
-	for len(r.next) == 0 {
+	for len(r.next) == 0 && r.err == nil {
 		seg, err := r.in.ReadSlice('\n')
 		if gerr := r.gather(seg); gerr != nil {
 			return 0, gerr
 		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err != nil {
-			if len(r.line) > 0 {
-				// The end of in cuts a line short: mcp-go decides.
-				r.next, r.line = r.line, r.line[len(r.line):]
-				break
-			}
-			return 0, err
+		if err != nil && err != bufio.ErrBufferFull {
+			// What in cut short goes on as it is: mcp-go decides.
+			r.next, r.line, r.err = r.line, r.line[len(r.line):], err
 		}
 	}
 	n := copy(p, r.next)
 	r.next = r.next[n:]
+	if len(r.next) == 0 && r.err != nil {
+		return n, r.err
+	}
 	return n, nil
 }
 

@@ -155,3 +155,47 @@ func TestServeStdioWritesNothingAfterItReturned(t *testing.T) {
 		t.Errorf("the rewriter wrote %q after close", b.String())
 	}
 }
+
+// onceErrReader fails once, then blocks as a stream that has nothing more
+// would: the lineReader must report the failure, not read again.
+type onceErrReader struct{ failed bool }
+
+func (r *onceErrReader) Read([]byte) (int, error) {
+	if r.failed {
+		select {}
+	}
+	r.failed = true
+	return 0, io.ErrUnexpectedEOF
+}
+
+// The lineReader passes lines within the bound as they are, and what in cut
+// short with in's error after it.
+func TestLineReaderPassesLinesAndErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+		err            error
+	}{
+		{"lines", "{\"a\":1}\n\r\n{\"b\":2}\r\n", "{\"a\":1}\n\r\n{\"b\":2}\r\n", io.EOF},
+		{"cut short", "{\"a\":1}\n{\"b\"", "{\"a\":1}\n{\"b\"", io.ErrUnexpectedEOF},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			in := io.MultiReader(strings.NewReader(tc.in), &onceErrReader{})
+			if tc.err == io.EOF {
+				in = strings.NewReader(tc.in)
+			}
+			r := &lineReader{in: bufio.NewReaderSize(in, 16), out: &out}
+			var got []byte
+			p := make([]byte, 3)
+			var err error
+			for err == nil {
+				var n int
+				n, err = r.Read(p)
+				got = append(got, p[:n]...)
+			}
+			if string(got) != tc.want || err != tc.err || out.Len() != 0 {
+				t.Errorf("read %q, %v, answered %q; want %q, %v, nothing", got, err, out.String(), tc.want, tc.err)
+			}
+		})
+	}
+}
