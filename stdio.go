@@ -233,10 +233,11 @@ func (r *lineReader) gather(seg []byte) error {
 }
 
 // refuse answers the message whose line starts with head with e, under the
-// id head shows, or null.
+// id head shows, or null. A response of the client's has its id in the
+// client's requests' space: it is answered under null.
 func (r *lineReader) refuse(head []byte, e *rpcError) error {
-	_, id := peekMessage(head)
-	if id == nil {
+	kind, id := peekMessage(head)
+	if id == nil || kind != kindOther {
 		id = json.RawMessage("null")
 	}
 	b, err := json.Marshal(wireErrorResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Error: e})

@@ -79,6 +79,7 @@ func TestServeStdioRefusesLongLinesAndBatches(t *testing.T) {
 		{"long request", `{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"` + pad + `"}}`, `7`, "message too large"},
 		{"long request, id after params", `{"jsonrpc":"2.0","method":"ping","params":{"pad":"` + pad + `"},"id":8}`, `null`, "message too large"},
 		{"long garbage", pad + pad, `null`, "message too large"},
+		{"long response of the client's", `{"jsonrpc":"2.0","id":1,"result":{"pad":"` + pad + `"}}`, `null`, "message too large"},
 		{"batch", `[{"jsonrpc":"2.0","id":9,"method":"ping"}]`, `null`, "batches are not supported"},
 		{"batch after blanks", " \t[]", `null`, "batches are not supported"},
 	} {
