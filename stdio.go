@@ -38,20 +38,21 @@ import (
 // rather than held.
 //
 // In the other direction ServeStdio answers itself, with -32600 (invalid
-// request) and the request's id where the line shows it, two lines that
+// request) under a request's id where the line shows it, two lines that
 // mcp-go would mishandle: a line longer than DefaultMaxBodyBytes, which
 // mcp-go would read whole however long it grew, and of which no more than
 // that is held; and a JSON-RPC batch, which MCP does not carry and mcp-go
 // would call a parse error. Neither reaches mcp-go.
 //
-// A server.WithStdioContextFunc among opts must derive its
-// context from the one it is given, or the box is lost.
+// A server.WithStdioContextFunc among opts must derive its context from the
+// one it is given, or the box is lost.
 //
 // mcp-go v1.2.1 keeps one stdio session per process, shared by every stdio
 // server, and Listen returns before the goroutine writing its notifications
-// has ended (and, when ctx ends, before the one reading in has): serve one
-// stdio connection per process. Nothing is written to out once ServeStdio
-// has returned; what those goroutines write then is dropped.
+// has ended and, when ctx ends, before the one reading in has (it may still
+// take a line from in): serve one stdio connection per process. Nothing is
+// written to out once ServeStdio has returned; what those goroutines write
+// then is dropped.
 //
 // ServeStdio returns what Listen returns: nil at the end of in, ctx's error
 // when ctx ends, or the error of a failed read or write.
