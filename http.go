@@ -48,10 +48,19 @@ import (
 //     a long-lived subscriptions/listen stream, for one) is written and
 //     flushed as soon as mcp-go writes and flushes it.
 //
-// Everything else passes through untouched: other methods (GET, DELETE),
-// other content types, status codes, headers. mcp-go answers one JSON-RPC
-// message per POST (v1.2.1 does not accept JSON-RPC batches), so a body holds
-// at most one response to rewrite.
+// The writer of a legacy session's GET stream is wrapped too: the adapter
+// writes that session's notifications/resources/updated into it, and every
+// write into it, mcp-go's included, that the client does not read within
+// 30 s fails. Everything else passes through untouched: DELETE and other
+// methods, other content types, status codes, headers. mcp-go answers one
+// JSON-RPC message per POST (v1.2.1 does not accept JSON-RPC batches), so a
+// body holds at most one response to rewrite.
+//
+// Before mcp-go sees a request, HTTPHandler answers 403 to a Host not
+// allowed by WithAllowedHosts and an Origin not allowed (WithAllowedOrigins),
+// 413 to a POST body over WithMaxBodyBytes, and 400 to a JSON-RPC batch, each
+// with a JSON-RPC error, and adds the protocol _meta to a 2026-07-28
+// notification that lacks it (see docs/transports.md).
 //
 // The writer handed to next implements http.Flusher exactly when the
 // server's does (mcp-go streams only then), and Unwrap, so that
