@@ -1,7 +1,8 @@
 // Package middleware is the chain every command invocation of an
 // adapter passes through: a tools/call, a resources/read of an expanded URI,
-// the first run of a subscription, and (marked with origin Live) every re-run
-// of a live query.
+// the first run of a subscription, a completion of a template variable
+// (Call.Completion), the application's own Adapter.Call (origin App), and
+// (marked with origin Live) every re-run of a live query.
 //
 // A Middleware wraps a Handler, the way net/http middleware wraps an
 // http.Handler:
@@ -46,8 +47,8 @@ const (
 	// App is the application's own call, outside MCP. It is the origin of a
 	// context that carries none.
 	App Origin = iota
-	// Agent is MCP traffic: a tools/call, a resources/read, or the first
-	// run of a subscription.
+	// Agent is MCP traffic: a tools/call, a resources/read, the first run
+	// of a subscription, or a completion.
 	Agent
 	// Live is the re-run of a live query after a change, on behalf of its
 	// subscribers. Rate limits do not apply to it.

@@ -149,8 +149,9 @@ func DefaultKey(ctx context.Context, call *Call) string {
 // RateLimit refuses calls that come faster than limit per second, with bursts
 // of up to burst calls, from one key to one command. Each command has its own
 // bucket per key (see DefaultKey and KeyFunc), so that a busy command does
-// not starve the others. A tools/call and a resources/read of the same
-// command pass through the same middleware and so draw on the same bucket.
+// not starve the others. A tools/call, a resources/read and a completion of
+// the same command pass through the same middleware and so draw on the same
+// bucket.
 //
 // Calls of origin App (the application's own) and Live (re-runs of
 // subscriptions, which no agent asked for at that moment) are never limited
