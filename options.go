@@ -120,7 +120,8 @@ func WithGrant(grant func(ctx context.Context, command string) bool) Option {
 // WithSubscriptionCap sets how many subscriptions one connection may hold
 // (DefaultSubscriptionCap by default). A connection is the listen stream on
 // stateless Streamable HTTP (protocol 2026-07-28) and the session
-// elsewhere. Subscriptions beyond it are not acknowledged.
+// elsewhere. Subscriptions beyond it are not acknowledged
+// (subscriptions/listen) or refused with -32600 (resources/subscribe).
 func WithSubscriptionCap(n int) Option {
 	return func(c *config) { c.subscriptionCap = n }
 }
@@ -171,11 +172,13 @@ func WithMiddleware(mws ...middleware.Middleware) Option {
 
 // WithRateLimit limits each command to limit invocations per second with
 // bursts of burst, per session (per remote address on stateless HTTP, or
-// per key of middleware.KeyFunc among opts). A tools/call and a read of the
-// same command share one bucket; re-runs of live queries are exempt. An
-// exceeded limit answers a JSON-RPC error with code
-// middleware.CodeRateLimited and data {"retryAfterMs": n}, or, for a
-// tools/call, an isError result saying the same.
+// per key of middleware.KeyFunc among opts). A tools/call, a read and a
+// completion of the same command share one bucket; re-runs of live queries
+// and Adapter.Call are exempt. An exceeded limit answers a JSON-RPC error
+// with code middleware.CodeRateLimited and data {"retryAfterMs": n}, or, for
+// a tools/call, an isError result saying the same. A limit of 0 limits
+// nothing; Wrap panics on a negative or NaN limit, and on a burst below 1
+// with a positive limit.
 func WithRateLimit(limit rate.Limit, burst int, opts ...middleware.RateLimitOption) Option {
 	return func(c *config) {
 		c.rateLimit, c.rateBurst, c.rateOpts = limit, burst, opts
