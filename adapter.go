@@ -97,13 +97,16 @@ func (a *Adapter) Server() *server.MCPServer { return a.srv }
 // something it read changes (see Reads).
 //
 // A is the arguments type, a struct. Its JSON schema (invopop/jsonschema,
-// expanded, without references) is published as the tool's input schema,
-// and the template is derived from that exact schema. If A or *A has a
-// method Validate() error, it runs before fn on every tools/call and read.
+// expanded, with references only for a type that contains itself) is
+// published as the tool's input schema, and the template is derived from
+// that exact schema. If A or *A has a method Validate() error, it runs
+// before fn on every tools/call and read.
 //
 // Live panics on a programming error, before anything is registered: an
-// empty or invalid name, a name already declared, a nil fn, or an A that is
-// not a struct.
+// empty or invalid name, a name already declared, a nil fn, an A that is
+// not a struct, a schema the validator cannot compile, a completer for a
+// variable the template lacks, a WithBatch of other types, or a name whose
+// plain resource the server already has.
 func Live[A, R any](a *Adapter, name, description string, fn func(context.Context, A) (R, error), opts ...CommandOption) {
 	register(a, name, description, fn, true, opts)
 }
