@@ -112,7 +112,8 @@ func WithScheme(scheme string) Option {
 // gives the session, and the HTTP context function the user installed on
 // their transport may have put an authenticated subject there.
 //
-// By default every command is granted.
+// A grant function that panics grants nothing; the panic is logged. By
+// default every command is granted.
 func WithGrant(grant func(ctx context.Context, command string) bool) Option {
 	return func(c *config) { c.grant = grant }
 }
