@@ -27,7 +27,8 @@ type Subscription struct {
 	Acknowledged []string
 	// Refused lists the URIs given to Listen that the server did not
 	// acknowledge: they fail to convert or validate, name no granted live
-	// command, or exceed the subscription cap.
+	// command, exceed a subscription cap, have their first run refused by
+	// the rate limit, or came after the adapter's Close began.
 	Refused []string
 
 	c     *Client
