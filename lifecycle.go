@@ -24,7 +24,8 @@ import (
 //     through HTTPHandler, the writes into a stream whose client stopped
 //     reading are cut short at ctx's end);
 //     resources/subscribe subscriptions are dropped, since the transport
-//     can tell their sessions nothing;
+//     can tell their sessions nothing, and every write into a legacy GET
+//     stream through HTTPHandler, mcp-go's included, fails from then on;
 //  3. stops publishing to the change feed, once the keys already given to
 //     it are published, and stops taking changes from it (the feed itself,
 //     and its connection, are yours to close, after Close);
@@ -32,8 +33,9 @@ import (
 //
 // It returns nil when all that is done, and an error wrapping ctx's when
 // ctx ended first (re-runs were cancelled, or are still running); a
-// command that ignores its context's cancellation can outlast Close. Reads and tools/calls keep working: they run in the
-// requests of the transport, which has its own shutdown. Call Close after
+// command that ignores its context's cancellation can outlast Close.
+// Reads and tools/calls keep working: they run in the requests of the
+// transport, which has its own shutdown. Call Close after
 // the HTTP server's Shutdown (or when ServeStdio has returned), so that no
 // request is left to subscribe. A second call waits like the first.
 func (a *Adapter) Close(ctx context.Context) error {
