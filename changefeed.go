@@ -17,8 +17,10 @@ import "context"
 type ChangeFeed interface {
 	// Attach gives the feed the sink for changes from elsewhere.
 	Attach(sink ChangeSink)
-	// Publish carries keys changed by a local write to the other instances.
-	// It should not block for long: the adapter calls it from Changed.
+	// Publish carries keys changed by local writes to the other instances.
+	// The adapter calls it from a goroutine of its own, one call at a time,
+	// with a context that ends after 2 s; keys changed meanwhile wait and
+	// go, sorted and without duplicates, in the next call.
 	Publish(ctx context.Context, keys []string) error
 }
 
