@@ -81,7 +81,8 @@
 //     template.go, reason.go: schema to template, or why none;
 //   - read.go: how a read is routed; expand.go: URI to strings; convert.go:
 //     strings to typed JSON; validate.go, schemaissues.go, fieldmessages.go:
-//     the schema's checks and their words; decode.go: JSON to A, Validate;
+//     the schema's checks and their words; numbers.go: numbers Go rounds,
+//     and their bounds; decode.go: JSON to A, Validate;
 //   - tool.go: tools/call; complete.go: completion; inspect.go: Inspect;
 //   - errors.go: the errors a command returns and gets; wire.go: what each
 //     failure answers; rewrite.go: how the edges swap in the exact error;
@@ -89,10 +90,12 @@
 //     stdio.go: the edges;
 //   - live*.go: the live registry (liveregistry.go first), lifecycle.go:
 //     Close, changefeed.go: the feed's interface;
-//   - observe.go: the Observer of metrics and traces, observeread.go and
-//     liveobserve.go: what reads, calls and re-runs tell it; livequeries.go
-//     and livestats.go: the registry's state; debugpage.go, debugstream.go
-//     and the debugpage folder: the live page for people;
+//   - observe.go: the Observer of metrics and traces, observeguard.go: its
+//     panics, observeread.go and liveobserve.go: what reads, calls and
+//     re-runs tell it; livequeries.go and livestats.go: the registry's
+//     state; debugpage.go, debugstream.go and the debugpage folder: the
+//     live page for people;
 //   - hooks.go: what Wrap adds to the server's hooks; mcpgo.go: the two
-//     reads of mcp-go internals, each checked by a test.
+//     reads of mcp-go internals, each checked by a test; userpanic.go: the
+//     user's panics outside the middleware chain.
 package adapter
