@@ -19,8 +19,10 @@ type ChangeFeed interface {
 	Attach(sink ChangeSink)
 	// Publish carries keys changed by local writes to the other instances.
 	// The adapter calls it from a goroutine of its own, one call at a time,
-	// with a context that ends after 2 s; keys changed meanwhile wait and
-	// go, sorted and without duplicates, in the next call.
+	// with a context that ends after 30 s, a backstop: a feed should bound
+	// its own attempt (pgfeed does, 5 s by default). Keys changed meanwhile
+	// wait and go, sorted and without duplicates, in the next call. A
+	// Publish that panics fails, logged.
 	Publish(ctx context.Context, keys []string) error
 }
 

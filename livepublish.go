@@ -30,8 +30,10 @@ type publisher struct {
 	closed  bool
 }
 
-// publishTimeout bounds one call of ChangeFeed.Publish.
-const publishTimeout = 2 * time.Second
+// publishTimeout bounds one call of ChangeFeed.Publish: a backstop, long
+// enough that a feed's own bound decides (pgfeed's WithPublishTimeout, 5 s
+// by default), since keys wait for the call under way and nothing else does.
+const publishTimeout = 30 * time.Second
 
 // maxPendingKeys bounds the distinct keys waiting to be published.
 const maxPendingKeys = 10_000
@@ -90,14 +92,22 @@ func (p *publisher) run() {
 		p.pending = nil
 		p.mu.Unlock()
 
-		ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
-		if err := p.feed.Publish(ctx, keys); err != nil {
+		if err := p.send(keys); err != nil {
 			// The local write has committed regardless; other instances
 			// catch up when their feed reconnects (ChangedAll).
 			p.logger.Error("adapter: publishing a change to the change feed failed", "keys", keys, "error", err)
 		}
-		cancel()
 	}
+}
+
+// send is one call of Publish. A feed that panics fails the call: the
+// publisher runs on a goroutine of the adapter's, where a panic would end
+// the process (userpanic.go).
+func (p *publisher) send(keys []string) (err error) {
+	defer recoverUserPanic(p.logger, "ChangeFeed.Publish", "publishing to the change feed", &err)
+	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
+	defer cancel()
+	return p.feed.Publish(ctx, keys)
 }
 
 // busy reports whether keys are pending or being published.

@@ -3,6 +3,7 @@ package adapter
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"testing"
@@ -107,5 +108,48 @@ func TestCloseFlushesThePublisher(t *testing.T) {
 	slices.Sort(keys)
 	if !slices.Equal(keys, []string{"customers/1", "customers/2"}) {
 		t.Fatalf("published %v before Close returned", keys)
+	}
+}
+
+// panickyFeed's first Publish panics; the others record their keys.
+type panickyFeed struct {
+	mu    sync.Mutex
+	calls int
+	got   [][]string
+}
+
+func (f *panickyFeed) Attach(ChangeSink) {}
+
+func (f *panickyFeed) Publish(_ context.Context, keys []string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	if f.calls == 1 {
+		panic("Publish")
+	}
+	f.got = append(f.got, keys)
+	return nil
+}
+
+// A feed whose Publish panics fails that call, logged; the publisher runs
+// on the adapter's goroutine, where the panic ended the process, and goes
+// on with the next keys.
+func TestPublishThatPanicsFailsAlone(t *testing.T) {
+	feed := &panickyFeed{}
+	a := Wrap(server.NewMCPServer("t", "1"), WithChangeFeed(feed), WithLogger(slog.New(slog.DiscardHandler)))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	a.Changed("customers/1")
+	if err := a.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.Changed("customers/2")
+	if err := a.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	feed.mu.Lock()
+	defer feed.mu.Unlock()
+	if len(feed.got) != 1 || !slices.Equal(feed.got[0], []string{"customers/2"}) {
+		t.Errorf("published after the panic: %v, want [[customers/2]]", feed.got)
 	}
 }

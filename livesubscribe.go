@@ -517,7 +517,15 @@ func (f *foreignURIs) has(uri string) bool {
 }
 
 // clientKey is the key of the client a request comes from, for the cap
-// of WithClientSubscriptionCap.
-func (a *Adapter) clientKey(ctx context.Context, command string) string {
+// of WithClientSubscriptionCap. A key function that panics gives "", one
+// key shared by every such request (userpanic.go).
+func (a *Adapter) clientKey(ctx context.Context, command string) (key string) {
+	var err error
+	defer func() {
+		if err != nil {
+			key = ""
+		}
+	}()
+	defer recoverUserPanic(a.logger, command, "asking the client key function", &err)
 	return a.cfg.clientKey(ctx, &middleware.Call{Command: command, Session: sessionFrom(ctx), Origin: middleware.Agent})
 }

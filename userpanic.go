@@ -14,8 +14,10 @@ import (
 // *middleware.PanicError, so that one bad call fails alone. The adapter
 // also runs code of the user's outside the chain: the arguments type's
 // Validate and UnmarshalJSON while it checks arguments, the result's
-// MarshalJSON while it answers and while a re-run digests the result, and
-// the grant function (which grants nothing when it panics). A
+// MarshalJSON while it answers and while a re-run digests the result, the
+// grant function (which grants nothing when it panics), the client key
+// function (which keys the request "" when it panics) and the change
+// feed's Publish. A
 // panic there would end the process on stdio, and always on a re-run's
 // worker, where no request can carry it. recoverUserPanic, deferred around
 // each, fails the call alone as Recover would: the error names only the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcplive/adapter"
 	"github.com/mcplive/adapter/adaptertest"
+	"github.com/mcplive/adapter/middleware"
 )
 
 // fragileArgs panics in Validate when asked to.
@@ -142,5 +143,28 @@ func TestGrantThatPanicsGrantsNothing(t *testing.T) {
 	}
 	if _, err := c.Read("app://sturdy_show/1"); err != nil {
 		t.Errorf("read of another command: %v", err)
+	}
+}
+
+// A client key function that panics keys the subscription with "", one
+// key shared by every such request, and the subscription goes on.
+func TestClientKeyThatPanicsSharesOneKey(t *testing.T) {
+	a := adapter.Wrap(server.NewMCPServer("t", "1"),
+		adapter.WithClientSubscriptionCap(1),
+		adapter.WithClientKey(func(context.Context, *middleware.Call) string { panic("client key") }))
+	adapter.Live(a, "fragile_show", "", func(ctx context.Context, args fragileArgs) (fragileResult, error) {
+		return fragileResult{ID: args.ID}, nil
+	})
+	first, second := adaptertest.New(t, a), adaptertest.New(t, a)
+	sub, err := first.Listen("app://fragile_show/1")
+	if err != nil || len(sub.Acknowledged) != 1 {
+		t.Fatalf("first client: %v %+v", err, sub)
+	}
+	sub, err = second.Listen("app://fragile_show/2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sub.Refused) != 1 {
+		t.Errorf("second client under the same key beyond a cap of 1: acknowledged %v, refused %v", sub.Acknowledged, sub.Refused)
 	}
 }
