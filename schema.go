@@ -60,22 +60,62 @@ func publishedSchema(t reflect.Type) (json.RawMessage, error) {
 }
 
 // optionalPointers removes the pointer fields of struct type t from the
-// required list of s, its schema, and does the same for the properties
-// that are structs themselves.
+// required list of s, its schema, and does the same wherever a struct of
+// t's is spelled out below: in properties, list items, map values, the
+// alternatives of a nullable field, and the $defs of a recursive type.
 func optionalPointers(s *jsonschema.Schema, t reflect.Type) {
-	if s == nil || s.Properties == nil {
+	w := pointerWalker{defs: s.Definitions, done: map[string]bool{}}
+	w.walk(s, t)
+}
+
+type pointerWalker struct {
+	defs jsonschema.Definitions
+	done map[string]bool
+}
+
+func (w pointerWalker) walk(s *jsonschema.Schema, t reflect.Type) {
+	if s == nil {
 		return
 	}
-	for name, ft := range jsonFields(t) {
-		if ft.Kind() == reflect.Pointer {
-			s.Required = slices.DeleteFunc(s.Required, func(r string) bool { return r == name })
+	if s.Ref != "" {
+		// A recursive type: fix the definition itself, once.
+		name := strings.TrimPrefix(s.Ref, "#/$defs/")
+		if def, ok := w.defs[name]; ok && !w.done[name] {
+			w.done[name] = true
+			w.walk(def, t)
 		}
-		if prop, ok := s.Properties.Get(name); ok {
-			optionalPointers(prop, derefType(ft))
-		}
+		return
 	}
-	if len(s.Required) == 0 {
-		s.Required = nil
+	for _, alt := range s.OneOf { // nullable: [the value's schema, null]
+		w.walk(alt, t)
+	}
+	t = derefType(t)
+	switch t.Kind() {
+	case reflect.Struct:
+		if s.Properties == nil {
+			return
+		}
+		// A copy: the top of a recursive type shares its list with its
+		// definition in $defs, which is fixed on its own.
+		s.Required = slices.Clone(s.Required)
+		for name, ft := range jsonFields(t) {
+			if ft.Kind() == reflect.Pointer {
+				s.Required = slices.DeleteFunc(s.Required, func(r string) bool { return r == name })
+			}
+			if prop, ok := s.Properties.Get(name); ok {
+				w.walk(prop, ft)
+			}
+		}
+		if len(s.Required) == 0 {
+			s.Required = nil
+		}
+	case reflect.Slice, reflect.Array:
+		w.walk(s.Items, t.Elem())
+	case reflect.Map:
+		w.walk(s.AdditionalProperties, t.Elem())
+		for _, values := range s.PatternProperties { // integer keys
+			w.walk(values, t.Elem())
+		}
 	}
 }
 
