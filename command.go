@@ -115,6 +115,9 @@ func newCommand[A, R any](scheme, name, description string, live bool, opts []Co
 	if argsType.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("command %q: arguments type %v is not a struct", name, argsType)
 	}
+	if err := checkFields(argsType); err != nil {
+		return nil, fmt.Errorf("command %q: arguments: %w", name, err)
+	}
 	var cc commandConfig
 	for _, o := range opts {
 		o(&cc)

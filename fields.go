@@ -1,0 +1,260 @@
+package adapter
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/invopop/jsonschema"
+)
+
+// jsonFields maps the JSON names of a struct type's fields (promoted through
+// embedded structs, as encoding/json sees them) to their types. A non-struct
+// type gives an empty map.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for _, f := range goFields(derefType(t)) {
+		out[f.name] = f.typ
+	}
+	return out
+}
+
+// goField is a field as encoding/json decodes it.
+type goField struct {
+	name   string
+	index  []int
+	typ    reflect.Type
+	tagged bool
+	// unsettable: the field is promoted through an embedded pointer to an
+	// unexported struct type, which encoding/json cannot allocate, so it
+	// refuses any value for it.
+	unsettable bool
+}
+
+// goFields lists the fields encoding/json decodes for struct type t, by its
+// rules: exported fields and the fields promoted through embedded structs,
+// where a shallower field hides a deeper one, a tagged one an untagged one
+// at the same depth, and two that tie hide each other. Nil for a non-struct.
+func goFields(t reflect.Type) []goField {
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	type level struct {
+		typ        reflect.Type
+		index      []int
+		unsettable bool
+	}
+	var all []goField
+	next := []level{{typ: t}}
+	visited := map[reflect.Type]bool{}
+	for len(next) > 0 {
+		current := next
+		next = nil
+		// How often each struct type is embedded at this depth: twice
+		// means each of its fields is there twice, and hides itself.
+		count := map[reflect.Type]int{}
+		for _, l := range current {
+			count[l.typ]++
+		}
+		for _, l := range current {
+			if visited[l.typ] {
+				continue
+			}
+			visited[l.typ] = true
+			for i := range l.typ.NumField() {
+				sf := l.typ.Field(i)
+				ft := sf.Type
+				if ft.Name() == "" && ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if sf.Anonymous {
+					if !sf.IsExported() && ft.Kind() != reflect.Struct {
+						continue
+					}
+				} else if !sf.IsExported() {
+					continue
+				}
+				tag := sf.Tag.Get("json")
+				if tag == "-" {
+					continue
+				}
+				name, _, _ := strings.Cut(tag, ",")
+				if !validTagName(name) {
+					name = ""
+				}
+				index := append(slices.Clip(l.index), i)
+				if name != "" || !sf.Anonymous || ft.Kind() != reflect.Struct {
+					f := goField{name: cmp.Or(name, sf.Name), index: index, typ: sf.Type, tagged: name != "", unsettable: l.unsettable}
+					all = append(all, f)
+					if count[l.typ] > 1 {
+						all = append(all, f)
+					}
+					continue
+				}
+				unsettable := l.unsettable || sf.Type.Kind() == reflect.Pointer && !sf.IsExported()
+				next = append(next, level{typ: ft, index: index, unsettable: unsettable})
+			}
+		}
+	}
+	slices.SortStableFunc(all, func(a, b goField) int {
+		return cmp.Or(strings.Compare(a.name, b.name), cmp.Compare(len(a.index), len(b.index)))
+	})
+	var out []goField
+	for i := 0; i < len(all); {
+		j := i + 1
+		for j < len(all) && all[j].name == all[i].name {
+			j++
+		}
+		if f, ok := dominantField(all[i:j]); ok {
+			out = append(out, f)
+		}
+		i = j
+	}
+	slices.SortFunc(out, func(a, b goField) int { return slices.Compare(a.index, b.index) })
+	return out
+}
+
+// dominantField picks the field encoding/json keeps among fields of one
+// name, sorted by depth: the shallowest, if it alone is there or alone is
+// tagged at that depth.
+func dominantField(fields []goField) (goField, bool) {
+	depth := len(fields[0].index)
+	var tagged []goField
+	n := 0
+	for _, f := range fields {
+		if len(f.index) > depth {
+			break
+		}
+		n++
+		if f.tagged {
+			tagged = append(tagged, f)
+		}
+	}
+	switch {
+	case len(tagged) == 1:
+		return tagged[0], true
+	case len(tagged) == 0 && n == 1:
+		return fields[0], true
+	}
+	return goField{}, false
+}
+
+// validTagName is encoding/json's test of a name in a json tag; it uses the
+// field's own name instead of one that fails.
+func validTagName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		switch {
+		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
+		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
+			return false
+		}
+	}
+	return true
+}
+
+// schemaField is a property as invopop/jsonschema publishes it for a struct:
+// the field it reflected last under that name, walking the fields in order
+// and into embedded structs (exported or not, and any with an "inline" json
+// option, which encoding/json does not know).
+type schemaField struct {
+	index []int
+	path  string // Go's name of the field: Inner.Name
+}
+
+func schemaFields(t reflect.Type, index []int, path string, out map[string]schemaField) {
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		tags := strings.Split(sf.Tag.Get("json"), ",")
+		if tags[0] == "-" || strings.Split(sf.Tag.Get("jsonschema"), ",")[0] == "-" {
+			continue
+		}
+		at := append(slices.Clip(index), i)
+		inner := derefType(sf.Type)
+		embeds := sf.Anonymous && tags[0] == "" && (sf.Type.Kind() == reflect.Struct ||
+			sf.Type.Kind() == reflect.Pointer && sf.Type.Elem().Kind() == reflect.Struct)
+		if embeds || slices.Contains(tags[1:], "inline") {
+			if inner.Kind() == reflect.Struct {
+				schemaFields(inner, at, path+sf.Name+".", out)
+			}
+			continue
+		}
+		if !sf.Anonymous && !sf.IsExported() {
+			continue
+		}
+		out[cmp.Or(tags[0], sf.Name)] = schemaField{index: at, path: path + sf.Name}
+	}
+}
+
+// checkFields refuses a type whose published schema would name a property
+// encoding/json does not decode into the field the schema describes: where
+// invopop and encoding/json resolve embedded fields differently (two of one
+// name at the same depth, a deeper one after a shallower one, an unexported
+// embedded type, an "inline" option), or where Go cannot set the field. A
+// tools/call that gives such a property (a required one must) would be
+// refused however right its value, and a read the same. Every struct t
+// holds, through fields, pointers, lists and maps, is checked.
+func checkFields(t reflect.Type) error {
+	return checkFieldsIn(t, map[reflect.Type]bool{})
+}
+
+func checkFieldsIn(t reflect.Type, seen map[reflect.Type]bool) error {
+	t = derefType(t)
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return checkFieldsIn(t.Elem(), seen)
+	case reflect.Map:
+		return checkFieldsIn(t.Elem(), seen)
+	case reflect.Struct:
+	default:
+		return nil
+	}
+	if seen[t] || !isPlainStruct(t) || reflect.PointerTo(t).Implements(customSchemaType) || t == timeType {
+		return nil
+	}
+	seen[t] = true
+	published := map[string]schemaField{}
+	schemaFields(t, nil, "", published)
+	decoded := map[string]goField{}
+	for _, f := range goFields(t) {
+		decoded[f.name] = f
+	}
+	for _, name := range slices.Sorted(maps.Keys(published)) {
+		p := published[name]
+		g, ok := decoded[name]
+		switch {
+		case !ok:
+			return fmt.Errorf("property %q of %v (field %s): encoding/json decodes no field of that name (two embedded fields give it at one depth, or the field is embedded unexported or inline)", name, t, p.path)
+		case !slices.Equal(g.index, p.index):
+			return fmt.Errorf("property %q of %v: the schema describes field %s, but encoding/json decodes field %s", name, t, p.path, fieldPath(t, g.index))
+		case g.unsettable:
+			return fmt.Errorf("property %q of %v (field %s): it is promoted through an embedded pointer to an unexported struct type, which encoding/json cannot set", name, t, p.path)
+		}
+		if err := checkFieldsIn(g.typ, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var (
+	customSchemaType = reflect.TypeFor[interface{ JSONSchema() *jsonschema.Schema }]()
+	timeType         = reflect.TypeFor[time.Time]()
+)
+
+// fieldPath is Go's name of the field of t at index: Inner.Name.
+func fieldPath(t reflect.Type, index []int) string {
+	names := make([]string, len(index))
+	for i, x := range index {
+		f := derefType(t).Field(x)
+		names[i], t = f.Name, f.Type
+	}
+	return strings.Join(names, ".")
+}
