@@ -2,8 +2,10 @@ package adapter
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -216,6 +218,10 @@ func checkFieldsIn(t reflect.Type, seen map[reflect.Type]bool) error {
 	default:
 		return nil
 	}
+	if t == urlType {
+		// invopop's special case, which encoding/json does not share.
+		return errors.New("url.URL is published as a string, but encoding/json decodes it from an object of its fields")
+	}
 	if seen[t] || !isPlainStruct(t) || reflect.PointerTo(t).Implements(customSchemaType) || t == timeType {
 		return nil
 	}
@@ -238,7 +244,7 @@ func checkFieldsIn(t reflect.Type, seen map[reflect.Type]bool) error {
 			return fmt.Errorf("property %q of %v (field %s): it is promoted through an embedded pointer to an unexported struct type, which encoding/json cannot set", name, t, p.path)
 		}
 		if err := checkFieldsIn(g.typ, seen); err != nil {
-			return err
+			return fmt.Errorf("property %q of %v: %w", name, t, err)
 		}
 	}
 	return nil
@@ -247,6 +253,7 @@ func checkFieldsIn(t reflect.Type, seen map[reflect.Type]bool) error {
 var (
 	customSchemaType = reflect.TypeFor[interface{ JSONSchema() *jsonschema.Schema }]()
 	timeType         = reflect.TypeFor[time.Time]()
+	urlType          = reflect.TypeFor[url.URL]()
 )
 
 // fieldPath is Go's name of the field of t at index: Inner.Name.

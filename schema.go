@@ -3,6 +3,7 @@ package adapter
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"reflect"
 	"slices"
 	"strings"
@@ -18,13 +19,13 @@ import (
 func reflectSchema(t reflect.Type) *jsonschema.Schema {
 	var s *jsonschema.Schema
 	if !isRecursive(t) {
-		r := jsonschema.Reflector{ExpandedStruct: true, DoNotReference: true}
+		r := jsonschema.Reflector{ExpandedStruct: true, DoNotReference: true, Mapper: selfCodedSchema}
 		s = r.ReflectFromType(t)
 	} else {
 		// invopop then answers {"$ref": "#/$defs/T", "$defs": {...}}. The
 		// top level must be the object itself, and T's own references to
 		// itself must still resolve: T's definition, with the $defs beside.
-		s = (&jsonschema.Reflector{}).ReflectFromType(t)
+		s = (&jsonschema.Reflector{Mapper: selfCodedSchema}).ReflectFromType(t)
 		if def, ok := s.Definitions[strings.TrimPrefix(s.Ref, "#/$defs/")]; ok {
 			top := *def
 			top.Definitions = s.Definitions
@@ -36,6 +37,35 @@ func reflectSchema(t reflect.Type) *jsonschema.Schema {
 	s.Version, s.ID = "", ""
 	return s
 }
+
+// selfCodedSchema is the schema of a type that encoding/json reads and
+// writes through methods of its own, which invopop would reflect by its Go
+// kind: netip.Addr as an object of no properties, a [16]byte UUID as a list
+// of 16 integers, each a value Go refuses for it and never writes. Text is
+// a JSON string, whatever the kind; a struct that codes itself as JSON may
+// be anything. Nil leaves t to invopop: a type of its own JSONSchema,
+// time.Time and net.IP (whose formats invopop knows), and every other type.
+func selfCodedSchema(t reflect.Type) *jsonschema.Schema {
+	if t.Implements(customSchemaType) || t == timeType || t == ipType {
+		return nil
+	}
+	jsonCoded := implementsEither(t, jsonUnmarshalerType, jsonMarshalerType)
+	switch {
+	case jsonCoded && t.Kind() == reflect.Struct:
+		return &jsonschema.Schema{}
+	case !jsonCoded && t.Kind() != reflect.String && implementsEither(t, textUnmarshalerType, textMarshalerType):
+		return &jsonschema.Schema{Type: "string"}
+	}
+	return nil
+}
+
+// implementsEither reports whether t or *t implements either interface.
+func implementsEither(t reflect.Type, a, b reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return t.Implements(a) || t.Implements(b) || p.Implements(a) || p.Implements(b)
+}
+
+var ipType = reflect.TypeFor[net.IP]()
 
 // publishedSchema reflects the input schema of an arguments type, as
 // tools/list will publish it.

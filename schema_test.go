@@ -1,8 +1,18 @@
 package adapter
 
 import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"math/big"
+	"net/netip"
+	"net/url"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 type (
@@ -138,7 +148,7 @@ func TestEmbeddedFieldsAgreeWithEncodingJSON(t *testing.T) {
 		{"inline option", newCommand[embedUntaggedBesideTagged, any], `command "cmd": arguments: property "Name" of adapter.embedUntaggedBesideTagged (field Other.Name): encoding/json decodes no field of that name`},
 		{"unexported non-struct", newCommand[embedUnexportedNonStruct, any], `command "cmd": arguments: property "embedLabel" of adapter.embedUnexportedNonStruct (field embedLabel): encoding/json decodes no field`},
 		{"unexported pointer", newCommand[embedUnexportedPointer, any], `command "cmd": arguments: property "name" of adapter.embedUnexportedPointer (field embedInner.Name): it is promoted through an embedded pointer to an unexported struct type`},
-		{"in a list", newCommand[embedInList, any], `command "cmd": arguments: property "Name" of adapter.embedTie`},
+		{"in a list", newCommand[embedInList, any], `command "cmd": arguments: property "items" of adapter.embedInList: property "Name" of adapter.embedTie (field embedB.Name)`},
 	}
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {
@@ -164,5 +174,124 @@ func TestEmbeddedFieldsAgreeWithEncodingJSON(t *testing.T) {
 				t.Errorf("%s: %v", tc.raw, err)
 			}
 		})
+	}
+}
+
+type (
+	// textID is a UUID-like [16]byte that encoding/json reads and writes as
+	// text, never as a list of bytes.
+	textID [16]byte
+	// textLevel is an integer that encoding/json reads and writes as its
+	// name.
+	textLevel    int
+	selfDecoding struct {
+		Addr  netip.Addr `json:"addr"`
+		ID    textID     `json:"id"`
+		Level textLevel  `json:"level"`
+	}
+	bigArgs struct {
+		N big.Int `json:"n"`
+	}
+	urlArgs struct {
+		Home url.URL `json:"home"`
+	}
+)
+
+func (id textID) MarshalText() ([]byte, error) { return []byte(hex.EncodeToString(id[:])), nil }
+func (id *textID) UnmarshalText(b []byte) error {
+	if hex.DecodedLen(len(b)) != len(id) {
+		return errors.New("want 32 hex digits")
+	}
+	_, err := hex.Decode(id[:], b)
+	return err
+}
+func (l textLevel) MarshalText() ([]byte, error) { return []byte([]string{"low", "high"}[l]), nil }
+func (l *textLevel) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "low":
+		*l = 0
+	case "high":
+		*l = 1
+	default:
+		return errors.New("unknown level")
+	}
+	return nil
+}
+
+// A type that decodes itself (netip.Addr, a UUID, big.Int) is published as
+// what encoding/json hands it, a string for text, not as its Go kind, which
+// encoding/json would refuse: the command could not be called at all. The
+// same values are accepted by a tools/call and by a read of its template,
+// and its result's outputSchema holds what Go writes.
+func TestTypesThatDecodeThemselves(t *testing.T) {
+	c := mustCommand[selfDecoding](t)
+	const call = `{"addr":"192.0.2.1","id":"00112233445566778899aabbccddeeff","level":"high"}`
+	got, err := c.decode([]byte(call))
+	if err != nil {
+		t.Fatalf("tools/call %s: %v", call, err)
+	}
+	if a := got.(selfDecoding); a.Level != 1 || a.Addr.String() != "192.0.2.1" {
+		t.Errorf("decoded %+v", a)
+	}
+	b := mustCommand[bigArgs](t)
+	if got, err := b.decode([]byte(`{"n":12345678901234567890123}`)); err != nil || func() bool { n := got.(bigArgs).N; return n.String() != "12345678901234567890123" }() {
+		t.Errorf("big.Int: %v %v", got, err)
+	}
+	if b.reason != ReasonNotScalar || b.detail != "n" {
+		t.Errorf("big.Int: reason %q %q, want %q n", b.reason, b.detail, ReasonNotScalar)
+	}
+	if c.tmpl == nil {
+		t.Fatalf("no template: %s %s", c.reason, c.detail)
+	}
+	values, err := c.tmpl.parse("app://cmd/192.0.2.1/00112233445566778899aabbccddeeff/high")
+	if err != nil {
+		t.Fatalf("template %s: %v", c.tmpl.raw, err)
+	}
+	if _, err := c.argsFromURI(values); err != nil {
+		t.Errorf("read: %v", err)
+	}
+	for raw, want := range map[string]string{
+		`{"addr":"x","id":"00112233445566778899aabbccddeeff","level":"high"}`:    "addr: must be a valid netip.Addr",
+		`{"addr":"192.0.2.1","id":"00","level":"high"}`:                          "id: must be a valid adapter.textID",
+		`{"addr":"192.0.2.1","id":"00112233445566778899aabbccddeeff","level":1}`: "level: must be a string",
+	} {
+		if _, err := c.decode([]byte(raw)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", raw, err, want)
+		}
+	}
+	out, ok, err := outputSchema(reflect.TypeFor[selfDecoding]())
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	checkSchema(t, out, selfDecoding{Addr: netip.MustParseAddr("192.0.2.1"), Level: 1})
+	if out, ok, err = outputSchema(reflect.TypeFor[bigArgs]()); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	checkSchema(t, out, bigArgs{N: *big.NewInt(12)})
+}
+
+// url.URL is published by invopop as a string with format uri, but
+// encoding/json decodes it as a struct of its fields: no string would
+// ever do. The declaration is refused.
+func TestURLArgumentIsRefused(t *testing.T) {
+	_, err := newCommand[urlArgs, any]("app", "cmd", "", true, nil)
+	want := `command "cmd": arguments: property "home" of adapter.urlArgs: url.URL is published as a string, but encoding/json decodes it from an object of its fields`
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}
+
+// checkSchema fails t unless v, as encoding/json writes it, conforms to
+// schema.
+func checkSchema(t *testing.T, schema json.RawMessage, v any) {
+	t.Helper()
+	compiled, err := compileSchema(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(v)
+	inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err := compiled.Validate(inst); err != nil {
+		t.Errorf("%s does not conform to %s: %v", b, schema, err)
 	}
 }

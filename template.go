@@ -221,6 +221,8 @@ func (n *schemaNode) whyNotScalar(goType reflect.Type) Reason {
 		return ReasonMap
 	case n.any && goType == rawMessageType:
 		return ReasonRawJSON
+	case n.any && goType != nil && derefType(goType).Kind() != reflect.Interface:
+		return ReasonNotScalar // a type that decodes itself (big.Int)
 	case n.any:
 		return ReasonAny
 	}
