@@ -39,17 +39,22 @@ func (c *command) decodeIssues(path []string, t reflect.Type, v any, settled map
 	switch vv := v.(type) {
 	case map[string]any:
 		if isPlainStruct(t) {
-			fields := jsonFields(t)
+			fields := map[string]goField{}
+			for _, f := range goFields(derefType(t)) {
+				fields[f.name] = f
+			}
 			for _, name := range slices.Sorted(maps.Keys(vv)) {
 				at := append(slices.Clip(path), name)
-				ft, ok := fields[name]
-				if !ok {
-					if !settled[pathKey(at)] {
-						*out = append(*out, issue{path: at, msg: "is not an argument of this command", rank: rankDecode})
-					}
-					continue
+				f, ok := fields[name]
+				switch {
+				case settled[pathKey(at)]:
+				case !ok:
+					*out = append(*out, issue{path: at, msg: "is not an argument of this command", rank: rankDecode})
+				case f.quoted:
+					c.quotedIssue(at, f, vv[name], out)
+				default:
+					c.decodeIssues(at, f.typ, vv[name], settled, out)
 				}
-				c.decodeIssues(at, ft, vv[name], settled, out)
 			}
 			return
 		}
@@ -73,6 +78,28 @@ func (c *command) decodeIssues(path []string, t reflect.Type, v any, settled map
 	}
 	if err != nil {
 		*out = append(*out, issue{path: path, msg: c.goMessage(path, t, v, err), rank: rankDecode})
+	}
+}
+
+// quotedIssue decodes v, the value of field f with the ",string" option,
+// as encoding/json does in f's place: as a JSON string holding the number
+// or boolean, which decoding into f's type alone would refuse.
+func (c *command) quotedIssue(path []string, f goField, v any, out *[]issue) {
+	holder := reflect.StructOf([]reflect.StructField{{Name: "F", Type: f.typ, Tag: `json:"f,string"`}})
+	b, err := json.Marshal(map[string]any{"f": v})
+	if err == nil {
+		err = decodeStrict(b, reflect.New(holder).Interface())
+	}
+	if err != nil {
+		kind := derefType(f.typ).Kind()
+		phrase := "a number"
+		switch {
+		case kind == reflect.Bool:
+			phrase = "true or false"
+		case kind != reflect.Float32 && kind != reflect.Float64:
+			phrase = "an integer"
+		}
+		*out = append(*out, issue{path: path, msg: "must be " + phrase + " written as a string", rank: rankDecode})
 	}
 }
 

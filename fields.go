@@ -32,6 +32,9 @@ type goField struct {
 	index  []int
 	typ    reflect.Type
 	tagged bool
+	// quoted: the ",string" option, which encoding/json honours on a
+	// boolean, a number or a string: the value is a JSON string holding it.
+	quoted bool
 	// unsettable: the field is promoted through an embedded pointer to an
 	// unexported struct type, which encoding/json cannot allocate, so it
 	// refuses any value for it.
@@ -85,13 +88,21 @@ func goFields(t reflect.Type) []goField {
 				if tag == "-" {
 					continue
 				}
-				name, _, _ := strings.Cut(tag, ",")
+				name, opts, _ := strings.Cut(tag, ",")
 				if !validTagName(name) {
 					name = ""
 				}
 				index := append(slices.Clip(l.index), i)
 				if name != "" || !sf.Anonymous || ft.Kind() != reflect.Struct {
 					f := goField{name: cmp.Or(name, sf.Name), index: index, typ: sf.Type, tagged: name != "", unsettable: l.unsettable}
+					if slices.Contains(strings.Split(opts, ","), "string") {
+						switch ft.Kind() {
+						case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+							reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+							reflect.Float32, reflect.Float64, reflect.String:
+							f.quoted = true
+						}
+					}
 					all = append(all, f)
 					if count[l.typ] > 1 {
 						all = append(all, f)
@@ -240,6 +251,8 @@ func checkFieldsIn(t reflect.Type, seen map[reflect.Type]bool) error {
 			return fmt.Errorf("property %q of %v (field %s): encoding/json decodes no field of that name (two embedded fields give it at one depth, or the field is embedded unexported or inline)", name, t, p.path)
 		case !slices.Equal(g.index, p.index):
 			return fmt.Errorf("property %q of %v: the schema describes field %s, but encoding/json decodes field %s", name, t, p.path, fieldPath(t, g.index))
+		case g.quoted && derefType(g.typ).Kind() == reflect.String:
+			return fmt.Errorf("property %q of %v (field %s): the \",string\" option on a string makes encoding/json want a quoted JSON string inside the string, which the schema cannot say", name, t, p.path)
 		case g.unsettable:
 			return fmt.Errorf("property %q of %v (field %s): it is promoted through an embedded pointer to an unexported struct type, which encoding/json cannot set", name, t, p.path)
 		}

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -293,5 +294,56 @@ func checkSchema(t *testing.T, schema json.RawMessage, v any) {
 	inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 	if err := compiled.Validate(inst); err != nil {
 		t.Errorf("%s does not conform to %s: %v", b, schema, err)
+	}
+}
+
+type (
+	quotedArgs struct {
+		I int     `json:"i,string"`
+		F float64 `json:"f,string,omitempty"`
+		B *bool   `json:"b,string,omitempty"`
+		N int8    `json:"n"`
+	}
+	quotedStringArgs struct {
+		S string `json:"s,string"`
+	}
+)
+
+// The ",string" option: invopop publishes the field as a string, and
+// encoding/json reads the number or boolean inside it. When another field
+// fails, the quoted fields that are right are not blamed, and a wrong one
+// is named.
+func TestQuotedFields(t *testing.T) {
+	c := mustCommand[quotedArgs](t)
+	cases := []struct {
+		raw  string
+		want []FieldError // nil: decodes
+	}{
+		{`{"i":"1","n":1}`, nil},
+		{`{"i":"1","f":"1.5","b":"true","n":1}`, nil},
+		{`{"i":"1","f":"1.5","b":"true","n":300}`, []FieldError{{Field: "n", Message: "must be between -128 and 127"}}},
+		{`{"i":"x","n":1}`, []FieldError{{Field: "i", Message: "must be an integer written as a string"}}},
+		{`{"i":"1","b":"yes","n":300}`, []FieldError{
+			{Field: "b", Message: "must be true or false written as a string"},
+			{Field: "n", Message: "must be between -128 and 127"},
+		}},
+	}
+	for _, tc := range cases {
+		_, err := c.decode([]byte(tc.raw))
+		var got []FieldError
+		if err != nil {
+			got = asValidationError(err).Errors
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.raw, got, tc.want)
+		}
+	}
+	// On a string field, ",string" makes encoding/json want a JSON string
+	// inside the string ("\"abc\""), which the published schema cannot say:
+	// every plain string an agent or a read sends is refused.
+	_, err := newCommand[quotedStringArgs, any]("app", "cmd", "", true, nil)
+	want := `command "cmd": arguments: property "s" of adapter.quotedStringArgs (field S): the ",string" option on a string makes encoding/json want a quoted JSON string inside the string, which the schema cannot say`
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
 	}
 }
