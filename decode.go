@@ -119,6 +119,13 @@ func (c *command) goMessage(path []string, t reflect.Type, v any, err error) str
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		return "has a property that is not allowed: " + name
 	}
+	if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
+		// []byte: a string of base64, as its schema says.
+		if _, isString := v.(string); isString {
+			return "must be base64 text"
+		}
+		return "must be a string" + orNull
+	}
 	num, isNumber := v.(json.Number)
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,

@@ -248,7 +248,11 @@ func TestTypesThatDecodeThemselves(t *testing.T) {
 	if err != nil {
 		t.Fatalf("template %s: %v", c.tmpl.raw, err)
 	}
-	if _, err := c.argsFromURI(values); err != nil {
+	raw, err := c.argsFromURI(values)
+	if err == nil {
+		_, err = c.decode(raw)
+	}
+	if err != nil {
 		t.Errorf("read: %v", err)
 	}
 	for raw, want := range map[string]string{
@@ -345,5 +349,34 @@ func TestQuotedFields(t *testing.T) {
 	want := `command "cmd": arguments: property "s" of adapter.quotedStringArgs (field S): the ",string" option on a string makes encoding/json want a quoted JSON string inside the string, which the schema cannot say`
 	if err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)
+	}
+}
+
+type bytesArgs struct {
+	Data []byte `json:"data"`
+}
+
+// []byte is base64 text in JSON, published as a string: a value that is
+// no base64 is not said to need to be a list, on a tools/call or a read.
+func TestBytesAreBase64(t *testing.T) {
+	c := mustCommand[bytesArgs](t)
+	if got, err := c.decode([]byte(`{"data":"aGk="}`)); err != nil || string(got.(bytesArgs).Data) != "hi" {
+		t.Errorf("aGk=: %v %v", got, err)
+	}
+	want := []FieldError{{Field: "data", Message: "must be base64 text"}}
+	_, err := c.decode([]byte(`{"data":"!!"}`))
+	if err == nil || !slices.Equal(asValidationError(err).Errors, want) {
+		t.Errorf("tools/call: %v, want %v", err, want)
+	}
+	values, perr := c.tmpl.parse("app://cmd/!!")
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	raw, err := c.argsFromURI(values)
+	if err == nil {
+		_, err = c.decode(raw)
+	}
+	if err == nil || !slices.Equal(asValidationError(err).Errors, want) {
+		t.Errorf("read: %v, want %v", err, want)
 	}
 }
