@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -75,13 +76,24 @@ func (w nilWalker) walk(s map[string]any, t reflect.Type) {
 		return
 	}
 	t = derefType(t)
+	if t == jsonNumberType {
+		// A string to invopop, but encoding/json writes it as a number.
+		s["type"] = "number"
+		return
+	}
 	switch t.Kind() {
 	case reflect.Struct:
 		props, _ := s["properties"].(map[string]any)
-		for name, ft := range jsonFields(t) {
-			if prop, ok := props[name].(map[string]any); ok {
-				w.walk(prop, ft)
-				props[name] = withNull(prop, ft)
+		for _, f := range goFields(t) {
+			if prop, ok := props[f.name].(map[string]any); ok {
+				w.walk(prop, f.typ)
+				props[f.name] = withNull(prop, f.typ)
+			}
+			if behindPointer(t, f.index) {
+				// encoding/json leaves it out when the pointer is nil.
+				if req, ok := s["required"].([]any); ok {
+					s["required"] = slices.DeleteFunc(req, func(r any) bool { return r == f.name })
+				}
 			}
 		}
 	case reflect.Slice, reflect.Array:
@@ -94,7 +106,36 @@ func (w nilWalker) walk(s map[string]any, t reflect.Type) {
 			w.walk(values, t.Elem())
 			s["additionalProperties"] = withNull(values, t.Elem())
 		}
+		// An integer key: invopop allows digits only, and encoding/json
+		// writes -1 as "-1".
+		if pattern, ok := s["patternProperties"].(map[string]any); ok {
+			for _, key := range slices.Sorted(maps.Keys(pattern)) {
+				values, ok := pattern[key].(map[string]any)
+				if !ok {
+					continue
+				}
+				w.walk(values, t.Elem())
+				delete(pattern, key)
+				if key == "^[0-9]+$" {
+					key = "^-?[0-9]+$"
+				}
+				pattern[key] = withNull(values, t.Elem())
+			}
+		}
 	}
+}
+
+// behindPointer reports whether the field of struct t at index is promoted
+// through an embedded pointer.
+func behindPointer(t reflect.Type, index []int) bool {
+	for _, x := range index[:len(index)-1] {
+		f := t.Field(x)
+		if f.Type.Kind() == reflect.Pointer {
+			return true
+		}
+		t = f.Type
+	}
+	return false
 }
 
 // withNull returns s, the schema of a value of Go type t, extended to allow

@@ -380,3 +380,47 @@ func TestBytesAreBase64(t *testing.T) {
 		t.Errorf("read: %v, want %v", err, want)
 	}
 }
+
+type (
+	OutMeta struct {
+		Version int `json:"version"`
+	}
+	outEmbedsPointer struct {
+		*OutMeta
+		Name string `json:"name"`
+	}
+	outNumbers struct {
+		N     json.Number   `json:"n"`
+		P     *json.Number  `json:"p"`
+		ByInt map[int]*int  `json:"by_int"`
+		ByU8  map[uint8]int `json:"by_u8"`
+		Ns    []json.Number `json:"ns"`
+	}
+)
+
+// docs/commands.md: the output schema holds every result: "every result
+// conforms". encoding/json leaves out the fields of a nil embedded
+// pointer, writes a json.Number as a number and a negative integer key as
+// "-1", and writes null for a nil pointer inside an integer-keyed map.
+func TestOutputSchemaHoldsWhatGoWrites(t *testing.T) {
+	one := 1
+	p := json.Number("2.5")
+	cases := []struct {
+		name string
+		v    any
+	}{
+		{"nil embedded pointer", outEmbedsPointer{Name: "a"}},
+		{"set embedded pointer", outEmbedsPointer{OutMeta: &OutMeta{Version: 2}, Name: "a"}},
+		{"numbers and integer keys", outNumbers{N: "12345678901234567890", P: &p, ByInt: map[int]*int{-1: &one, 2: nil}, ByU8: map[uint8]int{7: 1}, Ns: []json.Number{"1"}}},
+		{"nils", outNumbers{N: "0"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, ok, err := outputSchema(reflect.TypeOf(tc.v))
+			if err != nil || !ok {
+				t.Fatal(ok, err)
+			}
+			checkSchema(t, s, tc.v)
+		})
+	}
+}
