@@ -18,7 +18,8 @@ import (
 // one, which may be nil) is sure to encode as an object: a list, a string, a
 // map (nil is null) or a type that encodes itself publishes none, and its
 // tools answer with text, plus structuredContent when the value happens to
-// be an object.
+// be an object. So does a struct whose fields invopop and encoding/json
+// resolve differently (see checkFields).
 //
 // invopop describes what Go decodes; the output schema must describe what
 // encoding/json writes, and Go writes null for a nil pointer, slice or map.
@@ -27,6 +28,10 @@ import (
 // server.WithOutputSchemaValidation).
 func outputSchema(t reflect.Type) (schema json.RawMessage, ok bool, err error) {
 	if value, addr := encodesItself(t); t.Kind() != reflect.Struct || value || addr {
+		return nil, false, nil
+	}
+	if checkFields(t) != nil {
+		// invopop would describe fields encoding/json does not write.
 		return nil, false, nil
 	}
 	s := reflectSchema(t)

@@ -423,4 +423,11 @@ func TestOutputSchemaHoldsWhatGoWrites(t *testing.T) {
 			checkSchema(t, s, tc.v)
 		})
 	}
+	// Where invopop and encoding/json disagree on the fields (see
+	// checkFields), there is no schema to publish that holds.
+	for _, v := range []any{embedTie{}, embedDeeperLast{Name: 1}, urlArgs{}} {
+		if s, ok, err := outputSchema(reflect.TypeOf(v)); ok || err != nil {
+			t.Errorf("%T: output schema %s (%v), want none", v, s, err)
+		}
+	}
 }
