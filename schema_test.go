@@ -431,3 +431,42 @@ func TestOutputSchemaHoldsWhatGoWrites(t *testing.T) {
 		}
 	}
 }
+
+type (
+	nullableInner struct {
+		N int    `json:"n" jsonschema:"minimum=1"`
+		S string `json:"s,omitempty"`
+	}
+	nullableStructArgs struct {
+		M *nullableInner `json:"m,omitempty" jsonschema:"nullable"`
+		P *int           `json:"p,omitempty" jsonschema:"nullable,minimum=1"`
+	}
+)
+
+// " or null" is said of the value that may be null, not of what is wrong
+// inside it: the field n of a nullable struct m is not nullable itself.
+func TestOrNullIsSaidOfTheNullableValueOnly(t *testing.T) {
+	c := mustCommand[nullableStructArgs](t)
+	cases := []struct {
+		raw  string
+		want []FieldError
+	}{
+		{`{"m":{}}`, []FieldError{{Field: "n", Message: "is required"}}},
+		{`{"m":{"n":"x"}}`, []FieldError{{Field: "n", Message: "must be an integer"}}},
+		{`{"m":{"n":0}}`, []FieldError{{Field: "n", Message: "must be at least 1"}}},
+		{`{"m":{"n":1,"x":1}}`, []FieldError{{Field: "x", Message: "is not an argument of this command"}}},
+		{`{"m":1}`, []FieldError{{Field: "m", Message: "must be an object or null"}}},
+		{`{"p":0}`, []FieldError{{Field: "p", Message: "must be at least 1 or null"}}},
+		{`{"p":"x"}`, []FieldError{{Field: "p", Message: "must be an integer or null"}}},
+	}
+	for _, tc := range cases {
+		_, err := c.decode([]byte(tc.raw))
+		var got []FieldError
+		if err != nil {
+			got = asValidationError(err).Errors
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.raw, got, tc.want)
+		}
+	}
+}

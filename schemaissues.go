@@ -47,24 +47,35 @@ func schemaIssues(err error) []issue {
 		return []issue{{msg: "arguments do not match the schema", rank: rankType}}
 	}
 	var out []issue
-	collectIssues(verr, "", &out)
+	collectIssues(verr, orElse{}, &out)
 	return out
 }
 
-// collectIssues appends the issues of e and its causes to out. suffix is
-// added to every message: " or null" inside a nullable alternative.
-func collectIssues(e *jsonschema.ValidationError, suffix string, out *[]issue) {
+// orElse is what else a value may be, said after what is wrong with it
+// (" or null" inside a nullable alternative), and the place of that value.
+// It is said of that value only, not of what is wrong inside it: the
+// fields of a nullable struct are not nullable themselves.
+type orElse struct {
+	suffix string
+	at     []string
+}
+
+// collectIssues appends the issues of e and its causes to out.
+func collectIssues(e *jsonschema.ValidationError, or orElse, out *[]issue) {
 	at := func(msg string, rank issueRank, extra ...string) {
 		path := append(slices.Clip(e.InstanceLocation), extra...)
-		*out = append(*out, issue{path: path, msg: msg + suffix, rank: rank})
+		if len(extra) == 0 && slices.Equal(path, or.at) {
+			msg += or.suffix
+		}
+		*out = append(*out, issue{path: path, msg: msg, rank: rank})
 	}
 	switch k := e.ErrorKind.(type) {
 	case *kind.Schema, *kind.Group, *kind.AllOf, *kind.Reference:
 		for _, c := range e.Causes {
-			collectIssues(c, suffix, out)
+			collectIssues(c, or, out)
 		}
 	case *kind.OneOf, *kind.AnyOf:
-		collectAlternatives(e, suffix, out)
+		collectAlternatives(e, or, out)
 	case *kind.Type:
 		at(typeMessage(k.Want), rankType)
 	case *kind.Enum:
@@ -93,7 +104,11 @@ func collectIssues(e *jsonschema.ValidationError, suffix string, out *[]issue) {
 // alternative's type, that is one type error ("must be an integer or
 // null"); otherwise the alternatives of the value's type say what is wrong,
 // and the others are named after them ("must be at least 1 or null").
-func collectAlternatives(e *jsonschema.ValidationError, suffix string, out *[]issue) {
+func collectAlternatives(e *jsonschema.ValidationError, or orElse, out *[]issue) {
+	suffix := ""
+	if slices.Equal(e.InstanceLocation, or.at) {
+		suffix = or.suffix
+	}
 	if k, ok := e.ErrorKind.(*kind.OneOf); ok && len(k.Subschemas) > 1 {
 		*out = append(*out, issue{path: e.InstanceLocation, msg: "must match exactly one alternative of the schema, not several" + suffix})
 		return
@@ -101,7 +116,9 @@ func collectAlternatives(e *jsonschema.ValidationError, suffix string, out *[]is
 	var otherTypes []string
 	var matchedType []*jsonschema.ValidationError
 	for _, c := range e.Causes {
-		if t, ok := c.ErrorKind.(*kind.Type); ok && len(c.Causes) == 0 {
+		// An alternative of another type than the value: not one whose
+		// type error is about something inside the value.
+		if t, ok := c.ErrorKind.(*kind.Type); ok && len(c.Causes) == 0 && slices.Equal(c.InstanceLocation, e.InstanceLocation) {
 			otherTypes = append(otherTypes, t.Want...)
 			continue
 		}
@@ -115,14 +132,14 @@ func collectAlternatives(e *jsonschema.ValidationError, suffix string, out *[]is
 		if len(otherTypes) > 0 {
 			inner = " or " + strings.TrimPrefix(typeMessage(otherTypes), "must be ") + suffix
 		}
-		collectIssues(matchedType[0], inner, out)
+		collectIssues(matchedType[0], orElse{suffix: inner, at: e.InstanceLocation}, out)
 	default:
 		// Several alternatives of the value's type, each failing its own
 		// way: one issue that lists them.
 		var alts []string
 		for _, c := range matchedType {
 			var sub []issue
-			collectIssues(c, "", &sub)
+			collectIssues(c, orElse{}, &sub)
 			msgs := make([]string, len(sub))
 			for i, s := range sub {
 				msgs[i] = s.msg
