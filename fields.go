@@ -1,7 +1,9 @@
 package adapter
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -256,6 +258,9 @@ func checkFieldsIn(t reflect.Type, seen map[reflect.Type]bool) error {
 		case g.unsettable:
 			return fmt.Errorf("property %q of %v (field %s): it is promoted through an embedded pointer to an unexported struct type, which encoding/json cannot set", name, t, p.path)
 		}
+		if err := checkKeywords(t.FieldByIndex(g.index)); err != nil {
+			return fmt.Errorf("property %q of %v (field %s): %w", name, t, p.path, err)
+		}
 		if err := checkFieldsIn(g.typ, seen); err != nil {
 			return fmt.Errorf("property %q of %v: %w", name, t, err)
 		}
@@ -277,4 +282,76 @@ func fieldPath(t reflect.Type, index []int) string {
 		names[i], t = f.Name, f.Type
 	}
 	return strings.Join(names, ".")
+}
+
+// tagKeywords are the keywords of a jsonschema tag that invopop applies
+// only to a schema of the right type, and drops silently elsewhere or when
+// their value does not parse: minimum on a string, enum=a on an integer,
+// enum on a boolean, minLength=many.
+var tagKeywords = []string{"minLength", "maxLength", "pattern", "format", "minimum", "maximum",
+	"exclusiveMinimum", "exclusiveMaximum", "multipleOf", "enum", "minItems", "maxItems", "uniqueItems"}
+
+// checkKeywords refuses a field whose jsonschema tag asks for a check that
+// the published schema would not hold, so that nobody would make it: each
+// keyword of the tag must be in the field's schema (in its items, for a
+// list, except the list's own), and each enum value among its constants.
+func checkKeywords(sf reflect.StructField) error {
+	tag := sf.Tag.Get("jsonschema")
+	if !strings.Contains(tag, "=") {
+		return nil
+	}
+	one := reflect.StructOf([]reflect.StructField{{Name: "F", Type: sf.Type, Tag: sf.Tag}})
+	b, err := json.Marshal(reflectSchema(one))
+	if err != nil {
+		return nil // newCommand reports it
+	}
+	var doc struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(b, &doc) != nil || len(doc.Properties) != 1 {
+		return nil
+	}
+	var prop map[string]any
+	for _, raw := range doc.Properties {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if dec.Decode(&prop) != nil {
+			return nil
+		}
+	}
+	if alts, ok := prop["oneOf"].([]any); ok && len(alts) == 2 { // nullable
+		prop, _ = alts[0].(map[string]any)
+	}
+	for _, kw := range splitTag(tag) {
+		name, value, ok := strings.Cut(kw, "=")
+		if !ok || !slices.Contains(tagKeywords, name) {
+			continue
+		}
+		in := prop
+		if items, ok := prop["items"].(map[string]any); ok && name != "minItems" && name != "maxItems" && name != "uniqueItems" {
+			in = items
+		}
+		got, ok := in[name]
+		if enum, isList := got.([]any); ok && name == "enum" && isList {
+			ok = slices.ContainsFunc(enum, func(v any) bool { return fmt.Sprint(v) == value })
+		}
+		if !ok {
+			return fmt.Errorf("its jsonschema tag %q does not apply to a value of type %v, and would be neither published nor enforced", kw, sf.Type)
+		}
+	}
+	return nil
+}
+
+// splitTag splits a jsonschema tag at its commas, as invopop does: a
+// comma after a backslash is part of a value.
+func splitTag(tag string) []string {
+	var out []string
+	for part := range strings.SplitSeq(tag, ",") {
+		if n := len(out); n > 0 && strings.HasSuffix(out[n-1], "\\") {
+			out[n-1] = strings.TrimSuffix(out[n-1], "\\") + "," + part
+			continue
+		}
+		out = append(out, part)
+	}
+	return out
 }

@@ -470,3 +470,61 @@ func TestOrNullIsSaidOfTheNullableValueOnly(t *testing.T) {
 		}
 	}
 }
+
+type (
+	tagMinOnString struct {
+		S string `json:"s" jsonschema:"minimum=1"`
+	}
+	tagEnumNotInt struct {
+		L int `json:"l" jsonschema:"enum=1,enum=high"`
+	}
+	tagEnumOnBool struct {
+		B bool `json:"b" jsonschema:"enum=true"`
+	}
+	tagBadNumber struct {
+		N int `json:"n" jsonschema:"maximum=1e3x"`
+	}
+	tagLengthOnInt struct {
+		Inner struct {
+			N *int `json:"n,omitempty" jsonschema:"nullable,maxLength=3"`
+		} `json:"inner"`
+	}
+	// Accepted: each keyword lands in the schema.
+	tagsThatApply struct {
+		S    string    `json:"s" jsonschema:"minLength=1,maxLength=9,pattern=^[a-z@.]{1\\,9}$,format=email,enum=a@b.c,enum=d@e.f"`
+		N    *float64  `json:"n,omitempty" jsonschema:"nullable,minimum=0,maximum=1.5,exclusiveMaximum=2,multipleOf=0.5,enum=1.50,enum=0"`
+		L    []int     `json:"l" jsonschema:"minItems=1,maxItems=3,uniqueItems=true,minimum=1"`
+		Tags []string  `json:"tags,omitempty" jsonschema:"pattern=^[a-z]+$,maxLength=5"`
+		Dir  direction `json:"dir,omitempty" jsonschema:"description=asc or desc"`
+	}
+)
+
+// A jsonschema tag whose keyword invopop drops (it does not apply to the
+// field's type, or its value does not parse) would be neither published nor
+// enforced, though whoever wrote it relies on it: the declaration is
+// refused, naming the command, the property and the keyword.
+func TestTagKeywordsThatWouldBeDropped(t *testing.T) {
+	refused := []struct {
+		name string
+		decl func(scheme, name, description string, live bool, opts []CommandOption) (*command, error)
+		want string
+	}{
+		{"minimum on a string", newCommand[tagMinOnString, any], `command "cmd": arguments: property "s" of adapter.tagMinOnString (field S): its jsonschema tag "minimum=1" does not apply to a value of type string`},
+		{"enum value not an integer", newCommand[tagEnumNotInt, any], `command "cmd": arguments: property "l" of adapter.tagEnumNotInt (field L): its jsonschema tag "enum=high" does not apply to a value of type int`},
+		{"enum on a boolean", newCommand[tagEnumOnBool, any], `command "cmd": arguments: property "b" of adapter.tagEnumOnBool (field B): its jsonschema tag "enum=true" does not apply`},
+		{"bound that is no number", newCommand[tagBadNumber, any], `command "cmd": arguments: property "n" of adapter.tagBadNumber (field N): its jsonschema tag "maximum=1e3x" does not apply`},
+		{"length on a nullable integer, one level down", newCommand[tagLengthOnInt, any], `command "cmd": arguments: property "inner" of adapter.tagLengthOnInt: property "n" of struct`},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.decl("app", "cmd", "", true, nil)
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("error %v, want one starting %q", err, tc.want)
+			}
+		})
+	}
+	c := mustCommand[tagsThatApply](t)
+	if _, err := c.decode([]byte(`{"s":"a@b.c","n":1.5,"l":[1,2]}`)); err != nil {
+		t.Errorf("tagsThatApply: %v", err)
+	}
+}
