@@ -73,7 +73,7 @@ var ipType = reflect.TypeFor[net.IP]()
 // invopop marks every field without omitempty required, pointers included.
 // A pointer is Go's optional value, so pointer fields are taken out of the
 // required lists, at every level: a nil pointer is what an absent argument
-// decodes to.
+// decodes to. A field tagged jsonschema:"required" stays required.
 func publishedSchema(t reflect.Type) (json.RawMessage, error) {
 	s := reflectSchema(t)
 	if s.Properties == nil || s.Properties.Len() == 0 {
@@ -128,12 +128,12 @@ func (w pointerWalker) walk(s *jsonschema.Schema, t reflect.Type) {
 		// A copy: the top of a recursive type shares its list with its
 		// definition in $defs, which is fixed on its own.
 		s.Required = slices.Clone(s.Required)
-		for name, ft := range jsonFields(t) {
-			if ft.Kind() == reflect.Pointer {
-				s.Required = slices.DeleteFunc(s.Required, func(r string) bool { return r == name })
+		for _, f := range goFields(t) {
+			if f.typ.Kind() == reflect.Pointer && !requiredByTag(t.FieldByIndex(f.index)) {
+				s.Required = slices.DeleteFunc(s.Required, func(r string) bool { return r == f.name })
 			}
-			if prop, ok := s.Properties.Get(name); ok {
-				w.walk(prop, ft)
+			if prop, ok := s.Properties.Get(f.name); ok {
+				w.walk(prop, f.typ)
 			}
 		}
 		if len(s.Required) == 0 {
@@ -147,6 +147,12 @@ func (w pointerWalker) walk(s *jsonschema.Schema, t reflect.Type) {
 			w.walk(values, t.Elem())
 		}
 	}
+}
+
+// requiredByTag reports a field tagged jsonschema:"required", which asks
+// for it even where it would be optional: behind omitempty or a pointer.
+func requiredByTag(f reflect.StructField) bool {
+	return slices.Contains(strings.Split(f.Tag.Get("jsonschema"), ","), "required")
 }
 
 func derefType(t reflect.Type) reflect.Type {

@@ -528,3 +528,22 @@ func TestTagKeywordsThatWouldBeDropped(t *testing.T) {
 		t.Errorf("tagsThatApply: %v", err)
 	}
 }
+
+type requiredPointerArgs struct {
+	P *int    `json:"p" jsonschema:"required"`
+	Q *string `json:"q,omitempty"`
+}
+
+// docs/commands.md: jsonschema:"required" makes a field that would be
+// optional required; a pointer is no exception to the tag.
+func TestRequiredTagOnAPointer(t *testing.T) {
+	c := mustCommand[requiredPointerArgs](t)
+	_, err := c.decode([]byte(`{}`))
+	want := []FieldError{{Field: "p", Message: "is required"}}
+	if err == nil || !slices.Equal(asValidationError(err).Errors, want) {
+		t.Errorf("{}: %v, want %v", err, want)
+	}
+	if c.tmpl == nil || c.tmpl.raw != "app://cmd/{p}{?q}" {
+		t.Errorf("template %+v, want p in the path", c.tmpl)
+	}
+}
