@@ -58,9 +58,14 @@ func (c *command) decodeIssues(path []string, t reflect.Type, v any, settled map
 			}
 			return
 		}
-		if mt := derefType(t); mt.Kind() == reflect.Map && mt.Key().Kind() == reflect.String && !isTextLike(mt) {
+		if mt := derefType(t); mt.Kind() == reflect.Map && plainKey(mt.Key()) && !isTextLike(mt) {
 			for _, key := range slices.Sorted(maps.Keys(vv)) {
-				c.decodeIssues(append(slices.Clip(path), key), mt.Elem(), vv[key], settled, out)
+				at := append(slices.Clip(path), key)
+				if msg := keyMessage(mt.Key(), key); msg != "" {
+					*out = append(*out, issue{path: at, msg: msg, rank: rankDecode})
+					continue
+				}
+				c.decodeIssues(at, mt.Elem(), vv[key], settled, out)
 			}
 			return
 		}
@@ -126,6 +131,10 @@ func (c *command) goMessage(path []string, t reflect.Type, v any, err error) str
 		}
 		return "must be a string" + orNull
 	}
+	if t == jsonNumberType {
+		// Published as a string; Go wants a number in it.
+		return "must be a number written as a string" + orNull
+	}
 	num, isNumber := v.(json.Number)
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
@@ -149,6 +158,38 @@ func (c *command) goMessage(path []string, t reflect.Type, v any, err error) str
 		return "must be an object" + orNull
 	}
 	return "must be a value of type " + t.String()
+}
+
+// plainKey reports a map key type that encoding/json reads from the
+// object's key itself: a string or an integer, not a TextUnmarshaler.
+func plainKey(k reflect.Type) bool {
+	if reflect.PointerTo(k).Implements(textUnmarshalerType) {
+		return false
+	}
+	switch k.Kind() {
+	case reflect.String, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return true
+	}
+	return false
+}
+
+// keyMessage says why encoding/json refuses key for a map whose keys are
+// of type k (an integer out of k's range, or no integer), "" when it
+// takes it.
+func keyMessage(k reflect.Type, key string) string {
+	if k.Kind() == reflect.String {
+		return ""
+	}
+	m := reflect.New(reflect.MapOf(k, reflect.TypeFor[struct{}]()))
+	b, _ := json.Marshal(map[string]struct{}{key: {}})
+	if json.Unmarshal(b, m.Interface()) == nil {
+		return ""
+	}
+	if isIntegerLiteral(key) {
+		return intRangeMessage(k.Kind())
+	}
+	return "must be an integer"
 }
 
 // isIntegerLiteral reports an optional "-" and decimal digits: a number Go

@@ -547,3 +547,37 @@ func TestRequiredTagOnAPointer(t *testing.T) {
 		t.Errorf("template %+v, want p in the path", c.tmpl)
 	}
 }
+
+type goRefusalArgs struct {
+	N  json.Number     `json:"n,omitempty"`
+	M  map[int8]int    `json:"m,omitempty"`
+	MU map[uint]string `json:"mu,omitempty"`
+}
+
+// What Go refuses is said in words that do not contradict the published
+// schema: a json.Number is published as a string, so "abc" is not "must be
+// a string"; a map with integer keys is an object, so a bad key is named
+// rather than the map said to be no object.
+func TestGoRefusalsSayWhatIsWanted(t *testing.T) {
+	c := mustCommand[goRefusalArgs](t)
+	cases := []struct {
+		raw  string
+		want []FieldError // nil: decodes
+	}{
+		{`{"n":"12.5","m":{"7":1},"mu":{"300":"x"}}`, nil},
+		{`{"n":"abc"}`, []FieldError{{Field: "n", Message: "must be a number written as a string"}}},
+		{`{"m":{"300":1}}`, []FieldError{{Field: "m", Message: "key 300 must be between -128 and 127"}}},
+		{`{"mu":{"x":"a","1":"b"}}`, []FieldError{{Field: "mu", Message: "key x must be an integer"}}},
+		{`{"mu":{"2":1}}`, []FieldError{{Field: "mu", Message: "key 2 must be a string"}}},
+	}
+	for _, tc := range cases {
+		_, err := c.decode([]byte(tc.raw))
+		var got []FieldError
+		if err != nil {
+			got = asValidationError(err).Errors
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.raw, got, tc.want)
+		}
+	}
+}
