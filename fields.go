@@ -324,6 +324,9 @@ func checkKeywords(sf reflect.StructField) error {
 	}
 	for _, kw := range splitTag(tag) {
 		name, value, ok := strings.Cut(kw, "=")
+		if name == "type" && !decodesJSONType(sf.Type, value) {
+			return fmt.Errorf("its jsonschema tag %q publishes a type encoding/json does not decode into %v", kw, sf.Type)
+		}
 		if !ok || !slices.Contains(tagKeywords, name) {
 			continue
 		}
@@ -354,4 +357,21 @@ func splitTag(tag string) []string {
 		out = append(out, part)
 	}
 	return out
+}
+
+// typeSamples are a value of each JSON Schema type.
+var typeSamples = map[string]string{
+	"string": `""`, "integer": `0`, "number": `0`, "boolean": `false`,
+	"array": `[]`, "object": `{}`, "null": `null`,
+}
+
+// decodesJSONType reports whether encoding/json decodes a value of JSON
+// Schema type typ into t at all. A type that decodes itself is taken at
+// its word, as is a type name this does not know.
+func decodesJSONType(t reflect.Type, typ string) bool {
+	sample, ok := typeSamples[typ]
+	if !ok || isTextLike(derefType(t)) || reflect.PointerTo(derefType(t)).Implements(jsonUnmarshalerType) {
+		return true
+	}
+	return json.Unmarshal([]byte(sample), reflect.New(t).Interface()) == nil
 }

@@ -581,3 +581,39 @@ func TestGoRefusalsSayWhatIsWanted(t *testing.T) {
 		}
 	}
 }
+
+type (
+	tagTypeIntegerOnString struct {
+		S string `json:"s" jsonschema:"type=integer"`
+	}
+	tagTypeStringOnList struct {
+		L []int `json:"l,omitempty" jsonschema:"type=string"`
+	}
+	tagTypesThatDecode struct {
+		F float64         `json:"f" jsonschema:"type=integer"`
+		A any             `json:"a,omitempty" jsonschema:"type=string"`
+		R json.RawMessage `json:"r,omitempty" jsonschema:"type=object"`
+	}
+)
+
+// A jsonschema "type" tag that publishes a type no value of which Go can
+// decode into the field makes a command nobody can call with it: refused.
+// One whose values Go decodes (an integer into a float64, anything into
+// any) is fine.
+func TestTagTypeMustDecode(t *testing.T) {
+	for _, decl := range []struct {
+		decl func(scheme, name, description string, live bool, opts []CommandOption) (*command, error)
+		want string
+	}{
+		{newCommand[tagTypeIntegerOnString, any], `command "cmd": arguments: property "s" of adapter.tagTypeIntegerOnString (field S): its jsonschema tag "type=integer" publishes a type encoding/json does not decode into string`},
+		{newCommand[tagTypeStringOnList, any], `command "cmd": arguments: property "l" of adapter.tagTypeStringOnList (field L): its jsonschema tag "type=string" publishes a type encoding/json does not decode into []int`},
+	} {
+		if _, err := decl.decl("app", "cmd", "", true, nil); err == nil || err.Error() != decl.want {
+			t.Errorf("error %v, want %q", err, decl.want)
+		}
+	}
+	c := mustCommand[tagTypesThatDecode](t)
+	if _, err := c.decode([]byte(`{"f":2,"a":"x","r":{"k":1}}`)); err != nil {
+		t.Error(err)
+	}
+}
