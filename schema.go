@@ -42,8 +42,10 @@ func reflectSchema(t reflect.Type) *jsonschema.Schema {
 // writes through methods of its own, which invopop would reflect by its Go
 // kind: netip.Addr as an object of no properties, a [16]byte UUID as a list
 // of 16 integers, each a value Go refuses for it and never writes. Text is
-// a JSON string, whatever the kind; a struct that codes itself as JSON may
-// be anything. Nil leaves t to invopop: a type of its own JSONSchema,
+// a JSON string, whatever the kind; a struct that codes itself as JSON and
+// has no fields to describe (big.Int) may be anything. One with fields of
+// its own keeps them: it decodes itself to fill in defaults, say, from the
+// same fields. Nil leaves t to invopop: a type of its own JSONSchema,
 // time.Time and net.IP (whose formats invopop knows), and every other type.
 func selfCodedSchema(t reflect.Type) *jsonschema.Schema {
 	if t.Implements(customSchemaType) || t == timeType || t == ipType {
@@ -51,7 +53,7 @@ func selfCodedSchema(t reflect.Type) *jsonschema.Schema {
 	}
 	jsonCoded := implementsEither(t, jsonUnmarshalerType, jsonMarshalerType)
 	switch {
-	case jsonCoded && t.Kind() == reflect.Struct:
+	case jsonCoded && t.Kind() == reflect.Struct && len(goFields(t)) == 0:
 		return &jsonschema.Schema{}
 	case !jsonCoded && t.Kind() != reflect.String && implementsEither(t, textUnmarshalerType, textMarshalerType):
 		return &jsonschema.Schema{Type: "string"}

@@ -617,3 +617,40 @@ func TestTagTypeMustDecode(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// defaultsArgs decodes itself to give Page a default: its UnmarshalJSON
+// reads the same fields, so its schema is still its fields.
+type defaultsArgs struct {
+	Page int `json:"page,omitempty" jsonschema:"minimum=1"`
+}
+
+func (d *defaultsArgs) UnmarshalJSON(b []byte) error {
+	type plain defaultsArgs
+	p := plain{Page: 1}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*d = defaultsArgs(p)
+	return nil
+}
+
+type defaultsNested struct {
+	D defaultsArgs `json:"d"`
+}
+
+// A struct with fields of its own that decodes itself (for defaults, say)
+// keeps its fields' schema and its template; only one whose fields Go
+// would not see (big.Int) is published as anything.
+func TestSelfDecodingStructKeepsItsFields(t *testing.T) {
+	c := mustCommand[defaultsArgs](t)
+	if c.tmpl == nil || c.tmpl.raw != "app://cmd{?page}" {
+		t.Errorf("template %+v (%s %s), want app://cmd{?page}", c.tmpl, c.reason, c.detail)
+	}
+	if _, err := c.decode([]byte(`{"page":0}`)); err == nil {
+		t.Error("page 0 accepted, want minimum=1 held")
+	}
+	n := mustCommand[defaultsNested](t)
+	if n.tmpl == nil || n.tmpl.raw != "app://cmd{?page}" {
+		t.Errorf("nested: template %+v (%s %s), want app://cmd{?page}", n.tmpl, n.reason, n.detail)
+	}
+}
