@@ -235,6 +235,9 @@ func checkFieldsIn(t reflect.Type, seen map[reflect.Type]bool) error {
 		// invopop's special case, which encoding/json does not share.
 		return errors.New("url.URL is published as a string, but encoding/json decodes it from an object of its fields")
 	}
+	if err := promotedDecoder(t); err != nil {
+		return err
+	}
 	if seen[t] || !isPlainStruct(t) || reflect.PointerTo(t).Implements(customSchemaType) || t == timeType {
 		return nil
 	}
@@ -374,4 +377,34 @@ func decodesJSONType(t reflect.Type, typ string) bool {
 		return true
 	}
 	return json.Unmarshal([]byte(sample), reflect.New(t).Interface()) == nil
+}
+
+// promotedDecoder refuses a struct type that decodes itself only because
+// an embedded field's UnmarshalJSON or UnmarshalText is promoted to it (a
+// time.Time embedded for its fields, say), while invopop publishes its
+// fields: encoding/json would hand the whole object to the method, which
+// refuses it.
+func promotedDecoder(t reflect.Type) error {
+	p := reflect.PointerTo(t)
+	for _, m := range []struct {
+		name  string
+		iface reflect.Type
+	}{{"UnmarshalJSON", jsonUnmarshalerType}, {"UnmarshalText", textUnmarshalerType}} {
+		if !p.Implements(m.iface) {
+			continue
+		}
+		published := map[string]schemaField{}
+		schemaFields(t, nil, "", published)
+		if len(published) == 0 {
+			return nil
+		}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if f.Anonymous && (f.Type.Implements(m.iface) || reflect.PointerTo(f.Type).Implements(m.iface)) {
+				return fmt.Errorf("%v: encoding/json decodes it with the method %s of its embedded field %s, not field by field as its schema says", t, m.name, f.Name)
+			}
+		}
+		return nil // its own method: trusted to read its fields
+	}
+	return nil
 }

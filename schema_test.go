@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -652,5 +653,38 @@ func TestSelfDecodingStructKeepsItsFields(t *testing.T) {
 	n := mustCommand[defaultsNested](t)
 	if n.tmpl == nil || n.tmpl.raw != "app://cmd{?page}" {
 		t.Errorf("nested: template %+v (%s %s), want app://cmd{?page}", n.tmpl, n.reason, n.detail)
+	}
+}
+
+type (
+	promotedTime struct {
+		time.Time
+		ID int `json:"id"`
+	}
+	promotedNested struct {
+		W promotedTime `json:"w"`
+	}
+	promotedText struct {
+		*textID
+		N int `json:"n"`
+	}
+)
+
+// Embedding a type that decodes itself (time.Time) promotes its
+// UnmarshalJSON: encoding/json then decodes the whole struct as a time,
+// while invopop publishes the struct's fields. No call could pass both:
+// the declaration is refused.
+func TestPromotedDecoderIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		decl func(scheme, name, description string, live bool, opts []CommandOption) (*command, error)
+		want string
+	}{
+		{newCommand[promotedTime, any], `command "cmd": arguments: adapter.promotedTime: encoding/json decodes it with the method UnmarshalJSON of its embedded field Time, not field by field as its schema says`},
+		{newCommand[promotedNested, any], `command "cmd": arguments: property "w" of adapter.promotedNested: adapter.promotedTime: encoding/json decodes it with the method UnmarshalJSON of its embedded field Time`},
+		{newCommand[promotedText, any], `command "cmd": arguments: adapter.promotedText: encoding/json decodes it with the method UnmarshalText of its embedded field textID`},
+	} {
+		if _, err := tc.decl("app", "cmd", "", true, nil); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("error %v, want one starting %q", err, tc.want)
+		}
 	}
 }
