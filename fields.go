@@ -304,7 +304,7 @@ func checkKeywords(sf reflect.StructField) error {
 		return nil
 	}
 	one := reflect.StructOf([]reflect.StructField{{Name: "F", Type: sf.Type, Tag: sf.Tag}})
-	b, err := json.Marshal(reflectSchema(one))
+	b, err := json.Marshal(reflectSchema(one, inputMapper))
 	if err != nil {
 		return nil // newCommand reports it
 	}

@@ -34,7 +34,7 @@ func outputSchema(t reflect.Type) (schema json.RawMessage, ok bool, err error) {
 		// invopop would describe fields encoding/json does not write.
 		return nil, false, nil
 	}
-	s := reflectSchema(t)
+	s := reflectSchema(t, outputMapper)
 	if s.Type != "object" {
 		return nil, false, nil
 	}

@@ -15,17 +15,19 @@ import (
 // publishes schemas: a top-level object with every type spelled out in
 // place, so that a client needs no reference resolution. A recursive type
 // cannot be spelled out (invopop would never finish), so it alone is
-// reflected with references into $defs.
-func reflectSchema(t reflect.Type) *jsonschema.Schema {
+// reflected with references into $defs. mapper is inputMapper or
+// outputMapper: the types that code themselves are read and written
+// differently.
+func reflectSchema(t reflect.Type, mapper func(reflect.Type) *jsonschema.Schema) *jsonschema.Schema {
 	var s *jsonschema.Schema
 	if !isRecursive(t) {
-		r := jsonschema.Reflector{ExpandedStruct: true, DoNotReference: true, Mapper: selfCodedSchema}
+		r := jsonschema.Reflector{ExpandedStruct: true, DoNotReference: true, Mapper: mapper}
 		s = r.ReflectFromType(t)
 	} else {
 		// invopop then answers {"$ref": "#/$defs/T", "$defs": {...}}. The
 		// top level must be the object itself, and T's own references to
 		// itself must still resolve: T's definition, with the $defs beside.
-		s = (&jsonschema.Reflector{Mapper: selfCodedSchema}).ReflectFromType(t)
+		s = (&jsonschema.Reflector{Mapper: mapper}).ReflectFromType(t)
 		if def, ok := s.Definitions[strings.TrimPrefix(s.Ref, "#/$defs/")]; ok {
 			top := *def
 			top.Definitions = s.Definitions
@@ -38,33 +40,58 @@ func reflectSchema(t reflect.Type) *jsonschema.Schema {
 	return s
 }
 
-// selfCodedSchema is the schema of a type that encoding/json reads and
-// writes through methods of its own, which invopop would reflect by its Go
-// kind: netip.Addr as an object of no properties, a [16]byte UUID as a list
-// of 16 integers, each a value Go refuses for it and never writes. Text is
-// a JSON string, whatever the kind; a struct that codes itself as JSON and
-// has no fields to describe (big.Int) may be anything. One with fields of
-// its own keeps them: it decodes itself to fill in defaults, say, from the
-// same fields. Nil leaves t to invopop: a type of its own JSONSchema,
-// time.Time and net.IP (whose formats invopop knows), and every other type.
-func selfCodedSchema(t reflect.Type) *jsonschema.Schema {
-	if t.Implements(customSchemaType) || t == timeType || t == ipType {
+// inputMapper is the input schema of a type that encoding/json reads
+// through a method of its own, which invopop would reflect by its Go kind:
+// netip.Addr as an object of no properties, a [16]byte UUID as a list of 16
+// integers, each a value Go refuses for it. Text is a JSON string, whatever
+// the kind; a struct that decodes itself as JSON and has no fields to
+// describe (big.Int) may be anything. One with fields of its own keeps
+// them: it decodes itself to fill in defaults, say, from the same fields.
+// Nil leaves t to invopop: a type of its own JSONSchema, time.Time and
+// net.IP (whose formats invopop knows), and every other type.
+func inputMapper(t reflect.Type) *jsonschema.Schema {
+	if ownSchema(t) {
 		return nil
 	}
-	jsonCoded := implementsEither(t, jsonUnmarshalerType, jsonMarshalerType)
+	p := reflect.PointerTo(t) // encoding/json decodes into addressable values
 	switch {
-	case jsonCoded && t.Kind() == reflect.Struct && len(goFields(t)) == 0:
-		return &jsonschema.Schema{}
-	case !jsonCoded && t.Kind() != reflect.String && implementsEither(t, textUnmarshalerType, textMarshalerType):
+	case p.Implements(jsonUnmarshalerType):
+		if t.Kind() == reflect.Struct && len(goFields(t)) == 0 {
+			return &jsonschema.Schema{}
+		}
+	case p.Implements(textUnmarshalerType) && t.Kind() != reflect.String:
 		return &jsonschema.Schema{Type: "string"}
 	}
 	return nil
 }
 
-// implementsEither reports whether t or *t implements either interface.
-func implementsEither(t reflect.Type, a, b reflect.Type) bool {
-	p := reflect.PointerTo(t)
-	return t.Implements(a) || t.Implements(b) || p.Implements(a) || p.Implements(b)
+// outputMapper is inputMapper for what encoding/json writes. A result is
+// written from a value, whose fields are not addressable: a method on the
+// pointer is used in some places (a list's items) and not in others, and
+// the value may then be anything.
+func outputMapper(t reflect.Type) *jsonschema.Schema {
+	if ownSchema(t) {
+		return nil
+	}
+	switch {
+	case t.Implements(jsonMarshalerType):
+		if t.Kind() == reflect.Struct && len(goFields(t)) == 0 {
+			return &jsonschema.Schema{}
+		}
+	case reflect.PointerTo(t).Implements(jsonMarshalerType):
+		return &jsonschema.Schema{}
+	case t.Implements(textMarshalerType) && t.Kind() != reflect.String:
+		return &jsonschema.Schema{Type: "string"}
+	case reflect.PointerTo(t).Implements(textMarshalerType) && t.Kind() != reflect.String:
+		return &jsonschema.Schema{}
+	}
+	return nil
+}
+
+// ownSchema reports a type whose schema invopop knows better than its
+// methods say: its own JSONSchema method, or a format of invopop's.
+func ownSchema(t reflect.Type) bool {
+	return t.Implements(customSchemaType) || t == timeType || t == ipType
 }
 
 var ipType = reflect.TypeFor[net.IP]()
@@ -77,7 +104,7 @@ var ipType = reflect.TypeFor[net.IP]()
 // required lists, at every level: a nil pointer is what an absent argument
 // decodes to. A field tagged jsonschema:"required" stays required.
 func publishedSchema(t reflect.Type) (json.RawMessage, error) {
-	s := reflectSchema(t)
+	s := reflectSchema(t, inputMapper)
 	if s.Properties == nil || s.Properties.Len() == 0 {
 		// An empty struct still takes an object; say so explicitly so that
 		// clients render a form with no fields rather than "anything".

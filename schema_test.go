@@ -688,3 +688,41 @@ func TestPromotedDecoderIsRefused(t *testing.T) {
 		}
 	}
 }
+
+type (
+	// readOnlyLevel reads its name but writes its number: it has no
+	// MarshalText.
+	readOnlyLevel int
+	// addrLevel writes its name only where encoding/json can take its
+	// address (a list item), and its number elsewhere (a field of a result).
+	addrLevel int
+	levelsOut struct {
+		R    readOnlyLevel `json:"r"`
+		A    addrLevel     `json:"a"`
+		List []addrLevel   `json:"list"`
+	}
+)
+
+func (l *readOnlyLevel) UnmarshalText(b []byte) error { return (*textLevel)(l).UnmarshalText(b) }
+func (l *addrLevel) UnmarshalText(b []byte) error     { return (*textLevel)(l).UnmarshalText(b) }
+func (l *addrLevel) MarshalText() ([]byte, error)     { return textLevel(*l).MarshalText() }
+
+// The output schema describes what encoding/json writes, which for a type
+// that reads itself as text is not always text: without a MarshalText it
+// writes its kind, and with one on the pointer only it writes text only
+// where the value is addressable.
+func TestOutputSchemaOfTextTypes(t *testing.T) {
+	s, ok, err := outputSchema(reflect.TypeFor[levelsOut]())
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	v := levelsOut{R: 1, A: 1, List: []addrLevel{1}}
+	if b, _ := json.Marshal(v); string(b) != `{"r":1,"a":1,"list":["high"]}` {
+		t.Fatalf("encoding/json writes %s; the test's premise is wrong", b)
+	}
+	checkSchema(t, s, v)
+	c := mustCommand[levelsOut](t)
+	if _, err := c.decode([]byte(`{"r":"high","a":"low","list":["high"]}`)); err != nil {
+		t.Error(err)
+	}
+}
