@@ -330,6 +330,10 @@ func checkKeywords(sf reflect.StructField) error {
 		if name == "type" && !decodesJSONType(sf.Type, value) {
 			return fmt.Errorf("its jsonschema tag %q publishes a type encoding/json does not decode into %v", kw, sf.Type)
 		}
+		if name == "format" && value != "date-time" && derefType(sf.Type) == timeType {
+			// "date" or "time": no value would pass both the schema and Go.
+			return fmt.Errorf("its jsonschema tag %q does not fit time.Time, which encoding/json reads as an RFC 3339 date-time only", kw)
+		}
 		if !ok || !slices.Contains(tagKeywords, name) {
 			continue
 		}

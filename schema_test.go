@@ -726,3 +726,17 @@ func TestOutputSchemaOfTextTypes(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+type timeAsDate struct {
+	Day time.Time `json:"day" jsonschema:"format=date"`
+}
+
+// time.Time decodes RFC 3339 date-times only: published with format
+// "date", no value passes both the schema and Go.
+func TestTimeWithAnotherFormatIsRefused(t *testing.T) {
+	_, err := newCommand[timeAsDate, any]("app", "cmd", "", true, nil)
+	want := `command "cmd": arguments: property "day" of adapter.timeAsDate (field Day): its jsonschema tag "format=date" does not fit time.Time, which encoding/json reads as an RFC 3339 date-time only`
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}
