@@ -22,7 +22,7 @@ import (
 //     variable.goKind (int64 when reflect.Invalid);
 //   - number: a decimal number as strconv.ParseFloat reads it, without a
 //     leading "+", hex, Inf or NaN, finite in float64 (float32 when goKind is
-//     reflect.Float32);
+//     reflect.Float32); as an integer when goKind is an integer kind;
 //   - boolean: exactly "true" or "false";
 //   - enum: exactly one of variable.enum;
 //   - string: the decoded value as is.
@@ -206,6 +206,12 @@ func appendValue(dst []byte, v *variable, s string) ([]byte, string) {
 	case kindInteger:
 		return appendInteger(dst, v.goKind, s, orNull)
 	case kindNumber:
+		if integerKind(v.goKind) {
+			// A number schema on an integer field (a type tag, a
+			// JSONSchema method): Go takes integer literals only, every
+			// digit kept, as it does from a tools/call.
+			return appendInteger(dst, v.goKind, s, orNull)
+		}
 		return appendNumber(dst, v.goKind, s, orNull)
 	case kindBoolean:
 		if s == "true" || s == "false" {
@@ -258,6 +264,16 @@ func appendInteger(dst []byte, kind reflect.Kind, s, orNull string) ([]byte, str
 		dst = append(dst, '-')
 	}
 	return strconv.AppendUint(dst, mag, 10), ""
+}
+
+// integerKind reports a Go integer kind.
+func integerKind(k reflect.Kind) bool {
+	switch k {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return true
+	}
+	return false
 }
 
 // intRange is the width and signedness of an integer field of Go kind k;

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/big"
 	"net/netip"
 	"net/url"
@@ -738,5 +739,35 @@ func TestTimeWithAnotherFormatIsRefused(t *testing.T) {
 	want := `command "cmd": arguments: property "day" of adapter.timeAsDate (field Day): its jsonschema tag "format=date" does not fit time.Time, which encoding/json reads as an RFC 3339 date-time only`
 	if err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)
+	}
+}
+
+type numberOnInt struct {
+	N int64 `json:"n" jsonschema:"type=number"`
+}
+
+// A number variable whose Go field holds integers (published as a number
+// by a type tag or a JSONSchema method) reads what a tools/call with the
+// same value gets: every digit of 9007199254740993, and a refusal of 2.0
+// and 2.5, which Go will not put in an int64.
+func TestNumberVariableOfAnIntegerField(t *testing.T) {
+	c := mustCommand[numberOnInt](t)
+	if c.tmpl == nil {
+		t.Fatal(c.reason, c.detail)
+	}
+	for _, n := range []string{"9007199254740993", "-3", "2.0", "2.5", "1e3"} {
+		callGot, callErr := c.decode([]byte(`{"n":` + n + `}`))
+		values, err := c.tmpl.parse("app://cmd/" + n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readGot, readErr := any(nil), error(nil)
+		raw, readErr := c.argsFromURI(values)
+		if readErr == nil {
+			readGot, readErr = c.decode(raw)
+		}
+		if fmt.Sprint(callGot) != fmt.Sprint(readGot) || fmt.Sprint(callErr) != fmt.Sprint(readErr) {
+			t.Errorf("%s: tools/call %v %v, read %v %v", n, callGot, callErr, readGot, readErr)
+		}
 	}
 }
