@@ -19,7 +19,8 @@ import (
 //   - integer: an optional "-" (none for an unsigned field, not even on
 //     0) and decimal digits only (no "+", spaces,
 //     exponent, fraction or base prefix), within the range of
-//     variable.goKind (int64 when reflect.Invalid);
+//     variable.goKind (int64 when reflect.Invalid); for a float field, a
+//     number, which the schema then holds to be whole;
 //   - number: a decimal number as strconv.ParseFloat reads it, without a
 //     leading "+", hex, Inf or NaN, finite in float64 (float32 when goKind is
 //     reflect.Float32); as an integer when goKind is an integer kind;
@@ -204,6 +205,12 @@ func appendValue(dst []byte, v *variable, s string) ([]byte, string) {
 	}
 	switch v.kind {
 	case kindInteger:
+		if v.goKind == reflect.Float32 || v.goKind == reflect.Float64 {
+			// An integer schema on a float field: 2.0 and 1e3 are JSON
+			// Schema integers that Go takes, from a tools/call too; the
+			// schema then refuses 2.5.
+			return appendNumber(dst, v.goKind, s, orNull)
+		}
 		return appendInteger(dst, v.goKind, s, orNull)
 	case kindNumber:
 		if integerKind(v.goKind) {

@@ -771,3 +771,29 @@ func TestNumberVariableOfAnIntegerField(t *testing.T) {
 		}
 	}
 }
+
+type integerOnFloat struct {
+	F float64 `json:"f" jsonschema:"type=integer"`
+}
+
+// The other way round: an integer schema on a float field takes 2.0 and
+// 1e3 from a tools/call (JSON Schema integers, which Go puts in a float64),
+// and so from a read.
+func TestIntegerVariableOfAFloatField(t *testing.T) {
+	c := mustCommand[integerOnFloat](t)
+	for _, n := range []string{"2", "2.0", "1e3", "2.5", "-7"} {
+		callGot, callErr := c.decode([]byte(`{"f":` + n + `}`))
+		values, err := c.tmpl.parse("app://cmd/" + n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readGot, readErr := any(nil), error(nil)
+		raw, readErr := c.argsFromURI(values)
+		if readErr == nil {
+			readGot, readErr = c.decode(raw)
+		}
+		if fmt.Sprint(callGot) != fmt.Sprint(readGot) || fmt.Sprint(callErr) != fmt.Sprint(readErr) {
+			t.Errorf("%s: tools/call %v %v, read %v %v", n, callGot, callErr, readGot, readErr)
+		}
+	}
+}
