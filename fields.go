@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/invopop/jsonschema"
 )
@@ -43,132 +44,141 @@ type goField struct {
 	unsettable bool
 }
 
-// goFields lists the fields encoding/json decodes for struct type t, by its
-// rules: exported fields and the fields promoted through embedded structs,
-// where a shallower field hides a deeper one, a tagged one an untagged one
-// at the same depth, and two that tie hide each other. Nil for a non-struct.
+// goFields lists, in index order, the fields encoding/json decodes for
+// struct type t; nil for another type. The rules are the ones json.Marshal
+// documents: a struct embedded without a tag name lends its fields, one
+// level deeper; of the fields a name reaches, only the shallowest compete,
+// a tagged one beating untagged ones, and a tie leaves the name to none.
+// Two details of how json applies them matter too: it looks into a struct
+// type once, at the first depth that reaches it, and a type reached more
+// than once at that depth lends each of its fields that many times, so
+// that they tie.
 func goFields(t reflect.Type) []goField {
 	if t == nil || t.Kind() != reflect.Struct {
 		return nil
 	}
-	type level struct {
+	type lender struct {
 		typ        reflect.Type
 		index      []int
 		unsettable bool
 	}
-	var all []goField
-	next := []level{{typ: t}}
-	visited := map[reflect.Type]bool{}
-	for len(next) > 0 {
-		current := next
-		next = nil
-		// How often each struct type is embedded at this depth: twice
-		// means each of its fields is there twice, and hides itself.
-		count := map[reflect.Type]int{}
-		for _, l := range current {
-			count[l.typ]++
+	candidates := map[string][]goField{}
+	lookedInto := map[reflect.Type]bool{}
+	for level := []lender{{typ: t}}; len(level) > 0; {
+		reached := map[reflect.Type]int{}
+		for _, l := range level {
+			reached[l.typ]++
 		}
-		for _, l := range current {
-			if visited[l.typ] {
+		var below []lender
+		for _, l := range level {
+			if lookedInto[l.typ] {
 				continue
 			}
-			visited[l.typ] = true
+			lookedInto[l.typ] = true
 			for i := range l.typ.NumField() {
 				sf := l.typ.Field(i)
-				ft := sf.Type
-				if ft.Name() == "" && ft.Kind() == reflect.Pointer {
-					ft = ft.Elem()
-				}
-				if sf.Anonymous {
-					if !sf.IsExported() && ft.Kind() != reflect.Struct {
-						continue
-					}
-				} else if !sf.IsExported() {
-					continue
-				}
-				tag := sf.Tag.Get("json")
-				if tag == "-" {
-					continue
-				}
-				name, opts, _ := strings.Cut(tag, ",")
-				if !validTagName(name) {
-					name = ""
-				}
 				index := append(slices.Clip(l.index), i)
-				if name != "" || !sf.Anonymous || ft.Kind() != reflect.Struct {
-					f := goField{name: cmp.Or(name, sf.Name), index: index, typ: sf.Type, tagged: name != "", unsettable: l.unsettable}
-					if slices.Contains(strings.Split(opts, ","), "string") {
-						switch ft.Kind() {
-						case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-							reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-							reflect.Float32, reflect.Float64, reflect.String:
-							f.quoted = true
-						}
+				f, lends, ok := decodedField(sf, index, l.unsettable)
+				switch {
+				case !ok:
+				case lends:
+					below = append(below, lender{typ: f.typ, index: index, unsettable: f.unsettable})
+				default:
+					for range reached[l.typ] {
+						candidates[f.name] = append(candidates[f.name], f)
 					}
-					all = append(all, f)
-					if count[l.typ] > 1 {
-						all = append(all, f)
-					}
-					continue
 				}
-				unsettable := l.unsettable || sf.Type.Kind() == reflect.Pointer && !sf.IsExported()
-				next = append(next, level{typ: ft, index: index, unsettable: unsettable})
 			}
 		}
+		level = below
 	}
-	slices.SortStableFunc(all, func(a, b goField) int {
-		return cmp.Or(strings.Compare(a.name, b.name), cmp.Compare(len(a.index), len(b.index)))
-	})
 	var out []goField
-	for i := 0; i < len(all); {
-		j := i + 1
-		for j < len(all) && all[j].name == all[i].name {
-			j++
-		}
-		if f, ok := dominantField(all[i:j]); ok {
+	for _, fs := range candidates {
+		if f, ok := shallowestField(fs); ok {
 			out = append(out, f)
 		}
-		i = j
 	}
 	slices.SortFunc(out, func(a, b goField) int { return slices.Compare(a.index, b.index) })
 	return out
 }
 
-// dominantField picks the field encoding/json keeps among fields of one
-// name, sorted by depth: the shallowest, if it alone is there or alone is
-// tagged at that depth.
-func dominantField(fields []goField) (goField, bool) {
-	depth := len(fields[0].index)
-	var tagged []goField
-	n := 0
-	for _, f := range fields {
-		if len(f.index) > depth {
-			break
+// decodedField is what encoding/json makes of sf, found at index: a field
+// (ok), an embedded struct that lends its fields (lends, with f.typ the
+// struct type), or nothing (neither: unexported, or tagged "-").
+func decodedField(sf reflect.StructField, index []int, unsettable bool) (f goField, lends, ok bool) {
+	tag := sf.Tag.Get("json")
+	if tag == "-" {
+		return goField{}, false, false
+	}
+	target := sf.Type
+	if target.Kind() == reflect.Pointer && target.Name() == "" {
+		target = target.Elem()
+	}
+	if !sf.IsExported() && !(sf.Anonymous && target.Kind() == reflect.Struct) {
+		return goField{}, false, false
+	}
+	name, opts, _ := strings.Cut(tag, ",")
+	if !validTagName(name) {
+		name = ""
+	}
+	if sf.Anonymous && name == "" && target.Kind() == reflect.Struct {
+		// json cannot allocate an unexported struct behind a pointer.
+		unsettable = unsettable || sf.Type.Kind() == reflect.Pointer && !sf.IsExported()
+		return goField{typ: target, unsettable: unsettable}, true, true
+	}
+	f = goField{name: cmp.Or(name, sf.Name), index: index, typ: sf.Type, tagged: name != "", unsettable: unsettable}
+	if slices.Contains(strings.Split(opts, ","), "string") {
+		switch target.Kind() {
+		case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+			reflect.Float32, reflect.Float64, reflect.String:
+			f.quoted = true
 		}
-		n++
-		if f.tagged {
-			tagged = append(tagged, f)
+	}
+	return f, false, true
+}
+
+// shallowestField is the field encoding/json decodes for a name reached by
+// fs: of the shallowest, the one tagged, or the one alone; none on a tie.
+func shallowestField(fs []goField) (goField, bool) {
+	depth := len(fs[0].index)
+	for _, f := range fs {
+		depth = min(depth, len(f.index))
+	}
+	var tagged, all []goField
+	for _, f := range fs {
+		if len(f.index) == depth {
+			all = append(all, f)
+			if f.tagged {
+				tagged = append(tagged, f)
+			}
 		}
 	}
 	switch {
 	case len(tagged) == 1:
 		return tagged[0], true
-	case len(tagged) == 0 && n == 1:
-		return fields[0], true
+	case len(tagged) == 0 && len(all) == 1:
+		return all[0], true
 	}
 	return goField{}, false
 }
 
-// validTagName is encoding/json's test of a name in a json tag; it uses the
-// field's own name instead of one that fails.
+// validTagName reports whether encoding/json takes s, the name part of a
+// json tag, as the field's name: letters, digits, spaces and ASCII
+// punctuation but for quotes, backslash and comma. It names the field by
+// its Go name otherwise.
 func validTagName(s string) bool {
 	if s == "" {
 		return false
 	}
 	for _, c := range s {
 		switch {
-		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
-		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
+		case unicode.IsLetter(c), unicode.IsDigit(c), c == ' ':
+		case c < utf8.RuneSelf && unicode.IsPunct(c) || c < utf8.RuneSelf && unicode.IsSymbol(c):
+			if strings.ContainsRune("\"'`,\\", c) {
+				return false
+			}
+		default:
 			return false
 		}
 	}

@@ -6,14 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"net/netip"
 	"net/url"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -794,6 +797,118 @@ func TestIntegerVariableOfAFloatField(t *testing.T) {
 		}
 		if fmt.Sprint(callGot) != fmt.Sprint(readGot) || fmt.Sprint(callErr) != fmt.Sprint(readErr) {
 			t.Errorf("%s: tools/call %v %v, read %v %v", n, callGot, callErr, readGot, readErr)
+		}
+	}
+}
+
+// validTagName agrees with encoding/json on every name of one character
+// after "a", asked of json itself through a struct type made for it.
+func TestValidTagNameAgreesWithEncodingJSON(t *testing.T) {
+	for c := rune(0); c < 0x800; c++ {
+		if c == 0 || !utf8.ValidRune(c) {
+			continue
+		}
+		name := "a" + string(c)
+		typ := reflect.StructOf([]reflect.StructField{{Name: "F", Type: reflect.TypeFor[int](), Tag: reflect.StructTag("json:" + strconv.Quote(name))}})
+		b, err := json.Marshal(reflect.New(typ).Elem().Interface())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(b, &obj); err != nil {
+			t.Fatal(err)
+		}
+		_, jsonTakes := obj[name]
+		if got := validTagName(name); got != jsonTakes {
+			t.Errorf("validTagName(%q) = %v, but encoding/json takes it: %v", name, got, jsonTakes)
+		}
+	}
+}
+
+// Embedding shapes whose leaves are all ints, for asking encoding/json which
+// field it writes under each name.
+type (
+	GFA      struct{ Name, A int }
+	GFB      struct{ Name, B int }
+	GFTagged struct {
+		Name int `json:"Name"`
+	}
+	GFY   struct{ YN int }
+	GFX   struct{ GFY; XN int }
+	GFP   struct{ GFX }
+	GFQ   struct{ GFX }
+	GFTie struct {
+		GFA
+		GFB
+	}
+	GFTaggedWins struct {
+		GFA
+		GFTagged
+	}
+	GFShallow struct {
+		GFA
+		Name int
+	}
+	GFTwice struct {
+		GFP
+		GFQ
+		Top int
+	}
+	GFPointer struct {
+		*GFA
+		Own GFB `json:"own"`
+	}
+)
+
+// goFields agrees with encoding/json on which field each name writes and
+// reads, asked of json itself: every int leaf set to a number of its own.
+func TestGoFieldsAgreesWithEncodingJSON(t *testing.T) {
+	for _, v := range []any{&GFTie{}, &GFTaggedWins{}, &GFShallow{}, &GFTwice{}, &GFPointer{}} {
+		rv := reflect.ValueOf(v).Elem()
+		marks := map[int][]int{} // mark -> index path
+		next := 1
+		var fill func(v reflect.Value, index []int)
+		fill = func(v reflect.Value, index []int) {
+			for i := range v.NumField() {
+				f := v.Field(i)
+				path := append(slices.Clip(index), i)
+				if f.Kind() == reflect.Pointer {
+					f.Set(reflect.New(f.Type().Elem()))
+					f = f.Elem()
+				}
+				switch f.Kind() {
+				case reflect.Int:
+					f.SetInt(int64(next))
+					marks[next] = path
+					next++
+				case reflect.Struct:
+					fill(f, path)
+				}
+			}
+		}
+		fill(rv, nil)
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var written map[string]any
+		if err := json.Unmarshal(b, &written); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string][]int{}
+		for _, f := range goFields(rv.Type()) {
+			got[f.name] = f.index
+		}
+		want := map[string][]int{}
+		for name, mark := range written {
+			if m, ok := mark.(float64); ok {
+				want[name] = marks[int(m)]
+			} else {
+				want[name] = got[name] // an object: a tagged struct, checked by name only
+			}
+		}
+		if !maps.EqualFunc(got, want, slices.Equal[[]int]) {
+			t.Errorf("%T: goFields gives %v, encoding/json writes %s", v, got, b)
 		}
 	}
 }
