@@ -338,14 +338,7 @@ func TestQuotedFields(t *testing.T) {
 		}},
 	}
 	for _, tc := range cases {
-		_, err := c.decode([]byte(tc.raw))
-		var got []FieldError
-		if err != nil {
-			got = asValidationError(err).Errors
-		}
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("%s: %v, want %v", tc.raw, got, tc.want)
-		}
+		wantDecodeErrors(t, c, tc.raw, tc.want)
 	}
 	// On a string field, ",string" makes encoding/json want a JSON string
 	// inside the string ("\"abc\""), which the published schema cannot say:
@@ -465,14 +458,7 @@ func TestOrNullIsSaidOfTheNullableValueOnly(t *testing.T) {
 		{`{"p":"x"}`, []FieldError{{Field: "p", Message: "must be an integer or null"}}},
 	}
 	for _, tc := range cases {
-		_, err := c.decode([]byte(tc.raw))
-		var got []FieldError
-		if err != nil {
-			got = asValidationError(err).Errors
-		}
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("%s: %v, want %v", tc.raw, got, tc.want)
-		}
+		wantDecodeErrors(t, c, tc.raw, tc.want)
 	}
 }
 
@@ -576,14 +562,7 @@ func TestGoRefusalsSayWhatIsWanted(t *testing.T) {
 		{`{"mu":{"2":1}}`, []FieldError{{Field: "mu", Message: "key 2 must be a string"}}},
 	}
 	for _, tc := range cases {
-		_, err := c.decode([]byte(tc.raw))
-		var got []FieldError
-		if err != nil {
-			got = asValidationError(err).Errors
-		}
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("%s: %v, want %v", tc.raw, got, tc.want)
-		}
+		wantDecodeErrors(t, c, tc.raw, tc.want)
 	}
 }
 
@@ -833,8 +812,11 @@ type (
 	GFTagged struct {
 		Name int `json:"Name"`
 	}
-	GFY   struct{ YN int }
-	GFX   struct{ GFY; XN int }
+	GFY struct{ YN int }
+	GFX struct {
+		GFY
+		XN int
+	}
 	GFP   struct{ GFX }
 	GFQ   struct{ GFX }
 	GFTie struct {
@@ -910,5 +892,19 @@ func TestGoFieldsAgreesWithEncodingJSON(t *testing.T) {
 		if !maps.EqualFunc(got, want, slices.Equal[[]int]) {
 			t.Errorf("%T: goFields gives %v, encoding/json writes %s", v, got, b)
 		}
+	}
+}
+
+// wantDecodeErrors checks that c decodes raw with the field errors want
+// (nil: it decodes).
+func wantDecodeErrors(t *testing.T, c *command, raw string, want []FieldError) {
+	t.Helper()
+	_, err := c.decode([]byte(raw))
+	var got []FieldError
+	if err != nil {
+		got = asValidationError(err).Errors
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: %v, want %v", raw, got, want)
 	}
 }
