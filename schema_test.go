@@ -738,19 +738,27 @@ func TestNumberVariableOfAnIntegerField(t *testing.T) {
 		t.Fatal(c.reason, c.detail)
 	}
 	for _, n := range []string{"9007199254740993", "-3", "2.0", "2.5", "1e3"} {
-		callGot, callErr := c.decode([]byte(`{"n":` + n + `}`))
-		values, err := c.tmpl.parse("app://cmd/" + n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		readGot, readErr := any(nil), error(nil)
-		raw, readErr := c.argsFromURI(values)
-		if readErr == nil {
-			readGot, readErr = c.decode(raw)
-		}
-		if fmt.Sprint(callGot) != fmt.Sprint(readGot) || fmt.Sprint(callErr) != fmt.Sprint(readErr) {
-			t.Errorf("%s: tools/call %v %v, read %v %v", n, callGot, callErr, readGot, readErr)
-		}
+		wantReadAsCall(t, c, "n", n)
+	}
+}
+
+// wantReadAsCall checks that a read of c's URI with the value n of its one
+// path variable, named field, gives what a tools/call with n gives: the
+// same arguments, or the same error.
+func wantReadAsCall(t *testing.T, c *command, field, n string) {
+	t.Helper()
+	callGot, callErr := c.decode([]byte(`{"` + field + `":` + n + `}`))
+	values, err := c.tmpl.parse("app://cmd/" + n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readGot, readErr := any(nil), error(nil)
+	raw, readErr := c.argsFromURI(values)
+	if readErr == nil {
+		readGot, readErr = c.decode(raw)
+	}
+	if fmt.Sprint(callGot) != fmt.Sprint(readGot) || fmt.Sprint(callErr) != fmt.Sprint(readErr) {
+		t.Errorf("%s: tools/call %v %v, read %v %v", n, callGot, callErr, readGot, readErr)
 	}
 }
 
@@ -764,19 +772,7 @@ type integerOnFloat struct {
 func TestIntegerVariableOfAFloatField(t *testing.T) {
 	c := mustCommand[integerOnFloat](t)
 	for _, n := range []string{"2", "2.0", "1e3", "2.5", "-7"} {
-		callGot, callErr := c.decode([]byte(`{"f":` + n + `}`))
-		values, err := c.tmpl.parse("app://cmd/" + n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		readGot, readErr := any(nil), error(nil)
-		raw, readErr := c.argsFromURI(values)
-		if readErr == nil {
-			readGot, readErr = c.decode(raw)
-		}
-		if fmt.Sprint(callGot) != fmt.Sprint(readGot) || fmt.Sprint(callErr) != fmt.Sprint(readErr) {
-			t.Errorf("%s: tools/call %v %v, read %v %v", n, callGot, callErr, readGot, readErr)
-		}
+		wantReadAsCall(t, c, "f", n)
 	}
 }
 
