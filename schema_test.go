@@ -904,3 +904,18 @@ func wantDecodeErrors(t *testing.T, c *command, raw string, want []FieldError) {
 		t.Errorf("%s: %v, want %v", raw, got, want)
 	}
 }
+
+type integerOnFloatBounded struct {
+	F float64 `json:"f" jsonschema:"type=integer,maximum=9007199254740992"`
+}
+
+// An integer variable of a float field converts as a number, which Go
+// rounds: the read must still hold the number as written to the schema, as
+// a tools/call is held: 2.0000000000000001 is no integer, and
+// 9007199254740993 is over the maximum, though both round to ones that pass.
+func TestIntegerVariableOfAFloatFieldAsWritten(t *testing.T) {
+	c := mustCommand[integerOnFloatBounded](t)
+	for _, n := range []string{"2.0000000000000001", "9007199254740993", "2", "9007199254740992"} {
+		wantReadAsCall(t, c, "f", n)
+	}
+}
