@@ -87,8 +87,11 @@ func outOfScaleIssues(v any, path []string, out *[]issue) any {
 // checkWrittenNumbers holds a read's number values to the schema as the
 // URI wrote them, where converting rounded them: raw, the converted
 // arguments, carries them rounded, as Go would decode a tools/call's. Nil
-// when every number converted exactly, or the written ones pass.
-func (c *command) checkWrittenNumbers(values map[string]string, raw json.RawMessage) error {
+// when every number converted exactly, or the written ones pass. The
+// report of those that fail decodes them, running the arguments type's
+// UnmarshalJSON: its panic fails the read alone, as check's does.
+func (c *command) checkWrittenNumbers(values map[string]string, raw json.RawMessage) (err error) {
+	defer recoverUserPanic(c.logger, c.name, "checking the arguments", &err)
 	var written map[string]any
 	for _, group := range [2][]variable{c.tmpl.path, c.tmpl.query} {
 		for i := range group {
@@ -118,8 +121,8 @@ func (c *command) checkWrittenNumbers(values map[string]string, raw json.RawMess
 	if written == nil {
 		return nil
 	}
-	if err := c.inputSchema.Validate(written); err != nil {
-		return c.report(written, schemaIssues(err))
+	if verr := c.inputSchema.Validate(written); verr != nil {
+		return c.report(written, schemaIssues(verr))
 	}
 	return nil
 }

@@ -1,12 +1,19 @@
 package adapter
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
 	"math/big"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcplive/adapter/middleware"
 )
 
 func TestJSONDecimal(t *testing.T) {
@@ -97,6 +104,47 @@ func TestNumberOutOfScale(t *testing.T) {
 	} {
 		if got := numberOutOfScale(tc.in); got != tc.want {
 			t.Errorf("numberOutOfScale(%.20q, %d bytes) = %v, want %v", tc.in, len(tc.in), got, tc.want)
+		}
+	}
+}
+
+// fragileDecoder decodes itself, and panics on a number with a fraction.
+type fragileDecoder struct {
+	F float64 `json:"f" jsonschema:"maximum=1"`
+}
+
+func (d *fragileDecoder) UnmarshalJSON(p []byte) error {
+	if bytes.Contains(p, []byte(".")) {
+		panic("fragile")
+	}
+	type plain fragileDecoder
+	return json.Unmarshal(p, (*plain)(d))
+}
+
+// A read whose number rounded is held to the schema as written
+// (checkWrittenNumbers); when that fails, the report decodes the written
+// arguments, and so runs the type's UnmarshalJSON: its panic fails the
+// read alone, as it fails a tools/call, rather than ending the process.
+func TestWrittenNumberReportPanicFailsTheReadAlone(t *testing.T) {
+	c := mustCommand[fragileDecoder](t)
+	c.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, n := range []string{"1.00000000000000001", "2.00000000000000001"} {
+		values, err := c.tmpl.parse("app://cmd/" + n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got error
+		func() {
+			defer func() {
+				if v := recover(); v != nil {
+					got = fmt.Errorf("panicked: %v", v)
+				}
+			}()
+			_, got = c.argsFromURI(values)
+		}()
+		var perr *middleware.PanicError
+		if !errors.As(got, &perr) {
+			t.Errorf("%s: read answered %v, want a *middleware.PanicError", n, got)
 		}
 	}
 }
