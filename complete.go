@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"strings"
 	"unicode/utf8"
 
@@ -178,6 +179,12 @@ func (t *uriTemplate) typedArguments(given map[string]string) map[string]any {
 			continue
 		}
 		if n, ok := typed.(json.Number); ok {
+			if v.kind == kindInteger && !wholeNumber(s) {
+				// An integer variable of a float field converts as a
+				// number (appendValue): 2.5 is no integer, and the schema
+				// refuses it.
+				continue
+			}
 			if i, err := n.Int64(); err == nil && v.kind == kindInteger {
 				typed = i
 			} else if f, err := n.Float64(); err == nil && v.kind == kindNumber {
@@ -210,3 +217,10 @@ func (a *Adapter) completionError(ctx context.Context, c *command, err error) er
 }
 
 var _ server.ResourceCompletionProvider = completionProvider{}
+
+// wholeNumber reports whether s, a decimal number appendValue took, is an
+// integer as JSON Schema counts: by its exact value, as written.
+func wholeNumber(s string) bool {
+	r, ok := new(big.Rat).SetString(s)
+	return ok && r.IsInt()
+}
