@@ -210,6 +210,10 @@ func withDecodedNumbers(given, decoded any) any {
 		for k, v := range g {
 			if dv, ok := d[k]; ok {
 				v = withDecodedNumbers(v, dv)
+			} else {
+				// Go wrote no value (omitempty, omitzero): it decoded a
+				// zero, 1e-400 as 0.
+				v = withZeroNumbers(v)
 			}
 			out[k] = v
 		}
@@ -222,6 +226,31 @@ func withDecodedNumbers(given, decoded any) any {
 		out := make([]any, len(g))
 		for i := range g {
 			out[i] = withDecodedNumbers(g[i], d[i])
+		}
+		return out
+	}
+	return given
+}
+
+// withZeroNumbers returns given, a JSON value that Go decoded into a zero
+// value and so left out when it wrote the arguments again, with each
+// number Go may have rounded replaced by 0.
+func withZeroNumbers(given any) any {
+	switch g := given.(type) {
+	case json.Number:
+		if hasInexactNumber(g) {
+			return json.Number("0")
+		}
+	case map[string]any:
+		out := make(map[string]any, len(g))
+		for k, v := range g {
+			out[k] = withZeroNumbers(v)
+		}
+		return out
+	case []any:
+		out := make([]any, len(g))
+		for i, v := range g {
+			out[i] = withZeroNumbers(v)
 		}
 		return out
 	}

@@ -148,3 +148,26 @@ func TestWrittenNumberReportPanicFailsTheReadAlone(t *testing.T) {
 		}
 	}
 }
+
+type omittedWhenZero struct {
+	F float64 `json:"f,omitempty" jsonschema:"exclusiveMinimum=0"`
+	S struct {
+		G float64 `json:"g" jsonschema:"exclusiveMinimum=0"`
+	} `json:"s,omitzero"`
+}
+
+// A number Go rounds to 0 in a field that omitempty or omitzero leaves out
+// when zero is not in the arguments Go writes again (recheck): it must
+// still be held to the schema as 0, which a tools/call runs the command
+// with, and which a read refuses.
+func TestRecheckNumberRoundedToAnOmittedZero(t *testing.T) {
+	c := mustCommand[omittedWhenZero](t)
+	for _, raw := range []string{`{"f":1e-400}`, `{"s":{"g":1e-400}}`, `{"f":-1e-400}`} {
+		if got, err := c.decode([]byte(raw)); err == nil {
+			t.Errorf("%s: tools/call ran the command with %+v, which the schema forbids", raw, got)
+		}
+	}
+	if _, err := c.decode([]byte(`{"f":1e-300,"s":{"g":1e-300}}`)); err != nil {
+		t.Errorf("1e-300: %v", err)
+	}
+}
