@@ -3,6 +3,7 @@ package adapter
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"reflect"
 	"slices"
@@ -321,10 +322,15 @@ func appendNumber(dst []byte, kind reflect.Kind, s, orNull string) ([]byte, stri
 	if !isDecimal(s) {
 		return dst, "must be a number" + orNull
 	}
+	f, err := strconv.ParseFloat(s, bits)
+	if errors.Is(err, strconv.ErrSyntax) {
+		// Before the scale, which reads what follows an "e" as an
+		// exponent: 1e5e5 is no number.
+		return dst, "must be a number" + orNull
+	}
 	if numberOutOfScale(s) {
 		return dst, outOfScaleMessage
 	}
-	f, err := strconv.ParseFloat(s, bits)
 	if err != nil {
 		// A syntax error, or ErrRange with f = ±Inf: underflow to zero
 		// is no error.

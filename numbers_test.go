@@ -171,3 +171,23 @@ func TestRecheckNumberRoundedToAnOmittedZero(t *testing.T) {
 		t.Errorf("1e-300: %v", err)
 	}
 }
+
+// A malformed exponent makes no number, which is what a read must say, not
+// that the number is out of scale.
+func TestAppendNumberNamesWhatIsWrong(t *testing.T) {
+	for _, tc := range []struct{ s, want string }{
+		{"1e5e5", "must be a number"},
+		{"1e+", "must be a number"},
+		{"1e.5", "must be a number"},
+		{"1ee5", "must be a number"},
+		{"1e-1001", outOfScaleMessage},
+		{"1e1001", outOfScaleMessage},
+		{"1" + strings.Repeat("0", 1000), outOfScaleMessage},
+		{"1e400", floatRangeMessage(reflect.Float64)},
+		{"1e-400", ""},
+	} {
+		if _, got := appendNumber(nil, reflect.Float64, tc.s, ""); got != tc.want {
+			t.Errorf("appendNumber(%.20q) says %q, want %q", tc.s, got, tc.want)
+		}
+	}
+}
