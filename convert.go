@@ -249,6 +249,10 @@ func appendInteger(dst []byte, kind reflect.Kind, s, orNull string) ([]byte, str
 			return dst, "must be an integer" + orNull
 		}
 	}
+	if numberOutOfScale(s) {
+		// As a tools/call's is told, before the schema and Go's range.
+		return dst, outOfScaleMessage
+	}
 	bits, signed := intRange(kind)
 	// ParseUint accepts any run of digits; its only failure is overflow.
 	mag, err := strconv.ParseUint(digits, 10, 64)

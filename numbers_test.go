@@ -191,3 +191,32 @@ func TestAppendNumberNamesWhatIsWrong(t *testing.T) {
 		}
 	}
 }
+
+type scaledInts struct {
+	N int64   `json:"n"`
+	F float64 `json:"f,omitempty" jsonschema:"type=integer"`
+	G int32   `json:"g,omitempty" jsonschema:"type=number"`
+}
+
+// An integer of more than maxNumberScale digits gets the same answer from
+// a read as from a tools/call, which bounds the scale before all else.
+func TestIntegerOutOfScaleSaidAlikeOnBothWaysIn(t *testing.T) {
+	c := mustCommand[scaledInts](t)
+	big := "1" + strings.Repeat("0", maxNumberScale)
+	for _, tc := range []struct{ uri, call string }{
+		{"app://cmd/" + big, `{"n":` + big + `}`},
+		{"app://cmd/-" + big, `{"n":-` + big + `}`},
+		{"app://cmd/1?f=" + big, `{"n":1,"f":` + big + `}`},
+		{"app://cmd/1?g=" + big, `{"n":1,"g":` + big + `}`},
+	} {
+		_, callErr := c.decode([]byte(tc.call))
+		values, err := c.tmpl.parse(tc.uri)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, readErr := c.argsFromURI(values)
+		if fmt.Sprint(callErr) != fmt.Sprint(readErr) {
+			t.Errorf("%.14s…: tools/call says %v, read says %v", tc.uri, callErr, readErr)
+		}
+	}
+}
