@@ -271,7 +271,7 @@ func checkFieldsIn(t reflect.Type, seen map[reflect.Type]bool) error {
 		case g.unsettable:
 			return fmt.Errorf("property %q of %v (field %s): it is promoted through an embedded pointer to an unexported struct type, which encoding/json cannot set", name, t, p.path)
 		}
-		if err := checkKeywords(t.FieldByIndex(g.index)); err != nil {
+		if err := checkKeywords(t.FieldByIndex(g.index), g.quoted); err != nil {
 			return fmt.Errorf("property %q of %v (field %s): %w", name, t, p.path, err)
 		}
 		if err := checkFieldsIn(g.typ, seen); err != nil {
@@ -308,7 +308,10 @@ var tagKeywords = []string{"minLength", "maxLength", "pattern", "format", "minim
 // the published schema would not hold, so that nobody would make it: each
 // keyword of the tag must be in the field's schema (in its items, for a
 // list, except the list's own), and each enum value among its constants.
-func checkKeywords(sf reflect.StructField) error {
+// A field with json's ",string" option (quoted) is published as a string
+// whatever its type tag says, as encoding/json reads it: its tag's type
+// is not checked.
+func checkKeywords(sf reflect.StructField, quoted bool) error {
 	tag := sf.Tag.Get("jsonschema")
 	if !strings.Contains(tag, "=") {
 		return nil
@@ -337,7 +340,7 @@ func checkKeywords(sf reflect.StructField) error {
 	}
 	for _, kw := range splitTag(tag) {
 		name, value, ok := strings.Cut(kw, "=")
-		if name == "type" && !decodesJSONType(sf.Type, value) {
+		if name == "type" && !quoted && !decodesJSONType(sf.Type, value) {
 			return fmt.Errorf("its jsonschema tag %q publishes a type encoding/json does not decode into %v", kw, sf.Type)
 		}
 		if name == "format" && value != "date-time" && derefType(sf.Type) == timeType {

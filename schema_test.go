@@ -574,16 +574,19 @@ type (
 		L []int `json:"l,omitempty" jsonschema:"type=string"`
 	}
 	tagTypesThatDecode struct {
-		F float64         `json:"f" jsonschema:"type=integer"`
-		A any             `json:"a,omitempty" jsonschema:"type=string"`
-		R json.RawMessage `json:"r,omitempty" jsonschema:"type=object"`
+		F  float64         `json:"f" jsonschema:"type=integer"`
+		A  any             `json:"a,omitempty" jsonschema:"type=string"`
+		R  json.RawMessage `json:"r,omitempty" jsonschema:"type=object"`
+		ID int64           `json:"id,string" jsonschema:"type=string"`
+		OK *bool           `json:"ok,string,omitempty" jsonschema:"type=string"`
 	}
 )
 
 // A jsonschema "type" tag that publishes a type no value of which Go can
 // decode into the field makes a command nobody can call with it: refused.
 // One whose values Go decodes (an integer into a float64, anything into
-// any) is fine.
+// any, a string into a number with json's ",string" option, as people
+// write who know that invopop ignores that option) is fine.
 func TestTagTypeMustDecode(t *testing.T) {
 	for _, decl := range []struct {
 		decl func(scheme, name, description string, live bool, opts []CommandOption) (*command, error)
@@ -597,8 +600,12 @@ func TestTagTypeMustDecode(t *testing.T) {
 		}
 	}
 	c := mustCommand[tagTypesThatDecode](t)
-	if _, err := c.decode([]byte(`{"f":2,"a":"x","r":{"k":1}}`)); err != nil {
-		t.Error(err)
+	got, err := c.decode([]byte(`{"f":2,"a":"x","r":{"k":1},"id":"12","ok":"true"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := got.(tagTypesThatDecode); args.ID != 12 || args.OK == nil || !*args.OK {
+		t.Errorf("decoded %+v, want id 12 and ok true", args)
 	}
 }
 
