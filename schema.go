@@ -68,17 +68,17 @@ func inputMapper(t reflect.Type) *jsonschema.Schema {
 // outputMapper is inputMapper for what encoding/json writes. A result is
 // written from a value, whose fields are not addressable: a method on the
 // pointer is used in some places (a list's items) and not in others, and
-// the value may then be anything.
+// the value may then be anything. A type whose MarshalJSON writes it may
+// be anything too, whatever its kind or fields: nothing says what the
+// method writes (a money struct as "12.50 EUR", an integer as its name),
+// and an argument's reason to keep its fields, defaults read from them,
+// is no reason to think they are written.
 func outputMapper(t reflect.Type) *jsonschema.Schema {
 	if ownSchema(t) {
 		return nil
 	}
 	switch {
-	case t.Implements(jsonMarshalerType):
-		if t.Kind() == reflect.Struct && len(goFields(t)) == 0 {
-			return &jsonschema.Schema{}
-		}
-	case reflect.PointerTo(t).Implements(jsonMarshalerType):
+	case t.Implements(jsonMarshalerType), reflect.PointerTo(t).Implements(jsonMarshalerType):
 		return &jsonschema.Schema{}
 	case t.Implements(textMarshalerType) && t.Kind() != reflect.String:
 		return &jsonschema.Schema{Type: "string"}

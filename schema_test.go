@@ -394,12 +394,33 @@ type (
 		ByU8  map[uint8]int `json:"by_u8"`
 		Ns    []json.Number `json:"ns"`
 	}
+	// outMoney writes itself as text, though it has fields.
+	outMoney struct {
+		Cents    int64
+		Currency string
+	}
+	// outLevel writes itself as its name, though it is an integer.
+	outLevel   int
+	outSelfish struct {
+		Price  outMoney   `json:"price"`
+		Prices []outMoney `json:"prices"`
+		Level  outLevel   `json:"level"`
+	}
 )
+
+func (m outMoney) MarshalJSON() ([]byte, error) {
+	return json.Marshal(fmt.Sprintf("%d %s", m.Cents, m.Currency))
+}
+
+func (l outLevel) MarshalJSON() ([]byte, error) {
+	return json.Marshal([]string{"low", "high"}[l])
+}
 
 // docs/commands.md: the output schema holds every result: "every result
 // conforms". encoding/json leaves out the fields of a nil embedded
 // pointer, writes a json.Number as a number and a negative integer key as
-// "-1", and writes null for a nil pointer inside an integer-keyed map.
+// "-1", writes null for a nil pointer inside an integer-keyed map, and
+// writes what MarshalJSON says for a type that has it, fields or none.
 func TestOutputSchemaHoldsWhatGoWrites(t *testing.T) {
 	one := 1
 	p := json.Number("2.5")
@@ -411,6 +432,7 @@ func TestOutputSchemaHoldsWhatGoWrites(t *testing.T) {
 		{"set embedded pointer", outEmbedsPointer{OutMeta: &OutMeta{Version: 2}, Name: "a"}},
 		{"numbers and integer keys", outNumbers{N: "12345678901234567890", P: &p, ByInt: map[int]*int{-1: &one, 2: nil}, ByU8: map[uint8]int{7: 1}, Ns: []json.Number{"1"}}},
 		{"nils", outNumbers{N: "0"}},
+		{"self-encoding fields", outSelfish{Price: outMoney{1250, "EUR"}, Prices: []outMoney{{1, "EUR"}}, Level: 1}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
