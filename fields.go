@@ -227,16 +227,23 @@ func schemaFields(t reflect.Type, index []int, path string, out map[string]schem
 // refused however right its value, and a read the same. Every struct t
 // holds, through fields, pointers, lists and maps, is checked.
 func checkFields(t reflect.Type) error {
-	return checkFieldsIn(t, map[reflect.Type]bool{})
+	return checkFieldsIn(t, false, map[reflect.Type]bool{})
 }
 
-func checkFieldsIn(t reflect.Type, seen map[reflect.Type]bool) error {
+// checkWrittenFields is checkFields for what encoding/json writes, as an
+// output schema describes it: a field promoted through an embedded pointer
+// to an unexported struct, which Go cannot set, is written all the same.
+func checkWrittenFields(t reflect.Type) error {
+	return checkFieldsIn(t, true, map[reflect.Type]bool{})
+}
+
+func checkFieldsIn(t reflect.Type, written bool, seen map[reflect.Type]bool) error {
 	t = derefType(t)
 	switch t.Kind() {
 	case reflect.Slice, reflect.Array:
-		return checkFieldsIn(t.Elem(), seen)
+		return checkFieldsIn(t.Elem(), written, seen)
 	case reflect.Map:
-		return checkFieldsIn(t.Elem(), seen)
+		return checkFieldsIn(t.Elem(), written, seen)
 	case reflect.Struct:
 	default:
 		return nil
@@ -268,13 +275,13 @@ func checkFieldsIn(t reflect.Type, seen map[reflect.Type]bool) error {
 			return fmt.Errorf("property %q of %v: the schema describes field %s, but encoding/json decodes field %s", name, t, p.path, fieldPath(t, g.index))
 		case g.quoted && derefType(g.typ).Kind() == reflect.String:
 			return fmt.Errorf("property %q of %v (field %s): the \",string\" option on a string makes encoding/json want a quoted JSON string inside the string, which the schema cannot say", name, t, p.path)
-		case g.unsettable:
+		case g.unsettable && !written:
 			return fmt.Errorf("property %q of %v (field %s): it is promoted through an embedded pointer to an unexported struct type, which encoding/json cannot set", name, t, p.path)
 		}
 		if err := checkKeywords(t.FieldByIndex(g.index), g.quoted); err != nil {
 			return fmt.Errorf("property %q of %v (field %s): %w", name, t, p.path, err)
 		}
-		if err := checkFieldsIn(g.typ, seen); err != nil {
+		if err := checkFieldsIn(g.typ, written, seen); err != nil {
 			return fmt.Errorf("property %q of %v: %w", name, t, err)
 		}
 	}

@@ -30,7 +30,7 @@ func outputSchema(t reflect.Type) (schema json.RawMessage, ok bool, err error) {
 	if value, addr := encodesItself(t); t.Kind() != reflect.Struct || value || addr {
 		return nil, false, nil
 	}
-	if checkFields(t) != nil {
+	if checkWrittenFields(t) != nil {
 		// invopop would describe fields encoding/json does not write.
 		return nil, false, nil
 	}

@@ -387,6 +387,15 @@ type (
 		*OutMeta
 		Name string `json:"name"`
 	}
+	// outMeta is unexported: encoding/json cannot set it through a nil
+	// pointer when decoding, but writes its fields like OutMeta's.
+	outMeta struct {
+		Version int `json:"version"`
+	}
+	outEmbedsUnexportedPointer struct {
+		*outMeta
+		Name string `json:"name"`
+	}
 	outNumbers struct {
 		N     json.Number   `json:"n"`
 		P     *json.Number  `json:"p"`
@@ -430,6 +439,8 @@ func TestOutputSchemaHoldsWhatGoWrites(t *testing.T) {
 	}{
 		{"nil embedded pointer", outEmbedsPointer{Name: "a"}},
 		{"set embedded pointer", outEmbedsPointer{OutMeta: &OutMeta{Version: 2}, Name: "a"}},
+		{"nil embedded unexported pointer", outEmbedsUnexportedPointer{Name: "a"}},
+		{"set embedded unexported pointer", outEmbedsUnexportedPointer{outMeta: &outMeta{Version: 2}, Name: "a"}},
 		{"numbers and integer keys", outNumbers{N: "12345678901234567890", P: &p, ByInt: map[int]*int{-1: &one, 2: nil}, ByU8: map[uint8]int{7: 1}, Ns: []json.Number{"1"}}},
 		{"nils", outNumbers{N: "0"}},
 		{"self-encoding fields", outSelfish{Price: outMoney{1250, "EUR"}, Prices: []outMoney{{1, "EUR"}}, Level: 1}},
