@@ -92,6 +92,56 @@ func (rtRangeArgs) JSONSchemaExtend(s *jsonschema.Schema) {
 	s.DependentRequired = map[string][]string{"to": {"from"}}
 }
 
+// rtDate is a day, written 2024-05-31: a time.Time embedded for its
+// methods, decoded by a method of its own.
+type rtDate struct{ time.Time }
+
+func (d *rtDate) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	t, err := time.Parse(time.DateOnly, s)
+	d.Time = t
+	return err
+}
+
+func (d rtDate) MarshalJSON() ([]byte, error) { return json.Marshal(d.Format(time.DateOnly)) }
+
+// rtDefaults fills in a default with a decoding method of its own, and
+// embeds a page that does the same.
+type rtDefaults struct {
+	rtDefaultPage
+	Q string `json:"q"`
+}
+
+type rtDefaultPage struct {
+	PerPage int `json:"per_page,omitempty" jsonschema:"minimum=1"`
+}
+
+func (p *rtDefaultPage) UnmarshalJSON(b []byte) error {
+	type plain rtDefaultPage
+	v := plain{PerPage: 20}
+	err := json.Unmarshal(b, &v)
+	*p = rtDefaultPage(v)
+	return err
+}
+
+func (d *rtDefaults) UnmarshalJSON(b []byte) error {
+	var v struct {
+		PerPage *int   `json:"per_page"`
+		Q       string `json:"q"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*d = rtDefaults{rtDefaultPage{20}, v.Q}
+	if v.PerPage != nil {
+		d.PerPage = *v.PerPage
+	}
+	return nil
+}
+
 // rtGenericArgs is instantiated per filter type.
 type rtGenericArgs[F any] struct {
 	RealisticPage
@@ -483,6 +533,14 @@ func realisticCases() []realisticCase {
 			rtGenericArgs[rtFilter]{RealisticPage{2}, rtFilter{Status: "open"}}, rtResult),
 		rt("json tags without names", `{"Limit":3,"Query":"x","times":["2024-05-31T10:00:00Z"],"by_day":{"a":"2024-05-31T10:00:00Z"},"maybe":["a"]}`, "",
 			unnamedTags{3, "x", []time.Time{rtWhen}, map[string]time.Time{"a": rtWhen}, &[]string{"a"}}, rtResult),
+		rt("date type embedding time.Time", `{"day":"2024-05-31"}`, "",
+			struct {
+				Day rtDate `json:"day"`
+			}{rtDate{time.Date(2024, 5, 31, 0, 0, 0, 0, time.UTC)}}, struct {
+				Day rtDate `json:"day"`
+			}{rtDate{rtWhen}}),
+		rt("own decoding method over an embedded one", `{"q":"x","per_page":5}`, "app://q/x?per_page=5",
+			rtDefaults{rtDefaultPage{5}, "x"}, rtResult),
 		rt("outer field hides embedded one", `{"page":0}`, "app://q/0",
 			shadow{Page: 0}, rtResult),
 		rt("outer field before embedded one", `{"page":2}`, "app://q/2",

@@ -3,6 +3,7 @@ package adapter
 import (
 	"bytes"
 	"encoding/hex"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -691,12 +692,29 @@ type (
 		*textID
 		N int `json:"n"`
 	}
+	// ownOverPromoted embeds a type that decodes itself, but declares a
+	// decoding method of its own, which encoding/json uses: nothing is
+	// promoted.
+	ownOverPromoted struct {
+		defaultsArgs
+		Q string `json:"q"`
+	}
 )
+
+func (o *ownOverPromoted) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Page int    `json:"page"`
+		Q    string `json:"q"`
+	}
+	err := json.Unmarshal(b, &v)
+	*o = ownOverPromoted{defaultsArgs{Page: cmp.Or(v.Page, 1)}, v.Q}
+	return err
+}
 
 // Embedding a type that decodes itself (time.Time) promotes its
 // UnmarshalJSON: encoding/json then decodes the whole struct as a time,
 // while invopop publishes the struct's fields. No call could pass both:
-// the declaration is refused.
+// the declaration is refused, unless the struct declares the method itself.
 func TestPromotedDecoderIsRefused(t *testing.T) {
 	for _, tc := range []struct {
 		decl func(scheme, name, description string, live bool, opts []CommandOption) (*command, error)
@@ -709,6 +727,11 @@ func TestPromotedDecoderIsRefused(t *testing.T) {
 		if _, err := tc.decl("app", "cmd", "", true, nil); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("error %v, want one starting %q", err, tc.want)
 		}
+	}
+	// A method of the struct's own shadows the embedded field's: served.
+	got, err := mustCommand[ownOverPromoted](t).decode([]byte(`{"q":"x"}`))
+	if err != nil || got != (ownOverPromoted{defaultsArgs{Page: 1}, "x"}) {
+		t.Errorf("decoded %+v, %v; want page 1, q x", got, err)
 	}
 }
 
