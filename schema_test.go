@@ -2,8 +2,8 @@ package adapter
 
 import (
 	"bytes"
-	"encoding/hex"
 	"cmp"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
