@@ -62,9 +62,13 @@ func (p completionProvider) CompleteResourceArgument(ctx context.Context, uri st
 	}
 	v := c.tmpl.variable(arg.Name)
 	if v == nil {
+		// The name comes from the client and may be long: the message,
+		// which mcp-go's own answer carries, has it shortened (an answer
+		// longer than the edges hold would leave as mcp-go's -32603);
+		// data has it whole.
 		return nil, &rpcError{
 			Code:    mcp.INVALID_PARAMS,
-			Message: "completion: " + arg.Name + " is not a variable of " + c.tmpl.raw,
+			Message: "completion: " + quoteName(arg.Name) + " is not a variable of " + c.tmpl.raw,
 			Data:    &ValidationError{Errors: []FieldError{{Field: arg.Name, Message: "is not a variable of " + c.tmpl.raw}}},
 		}
 	}
