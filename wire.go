@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -111,9 +112,16 @@ func rateLimited(rl *middleware.RateLimitError) *rpcError {
 	}
 }
 
-// internal logs an error the agent must not see and answers without it.
+// internal logs an error the agent must not see and answers without it. A
+// command that ended because the request was cancelled did not fail: the
+// client gave up (a completion overtaken by the next keystroke, a closed
+// connection), which is logged at Debug only.
 func (a *Adapter) internal(ctx context.Context, c *command, uri string, err error) *rpcError {
-	a.logger.ErrorContext(ctx, "adapter: command failed", "command", c.name, "uri", uri, "error", err)
+	level := slog.LevelError
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		level = slog.LevelDebug
+	}
+	a.logger.Log(ctx, level, "adapter: command failed", "command", c.name, "uri", uri, "error", err)
 	return &rpcError{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("internal error in %s", c.name)}
 }
 
