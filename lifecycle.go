@@ -42,10 +42,16 @@ func (a *Adapter) Close(ctx context.Context) error {
 	r := a.live
 	if !r.beginClose() {
 		// A second call waits like the first: until the first is done.
+		// Once it is, ctx's end does not matter (select would pick at
+		// random between the two when both are ready).
 		select {
 		case <-r.closeDone:
-		case <-ctx.Done():
-			return fmt.Errorf("adapter: Close: live work still under way: %w", ctx.Err())
+		default:
+			select {
+			case <-r.closeDone:
+			case <-ctx.Done():
+				return fmt.Errorf("adapter: Close: live work still under way: %w", ctx.Err())
+			}
 		}
 		return r.waitGone(ctx)
 	}
