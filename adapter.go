@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
+	"weak"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -38,7 +40,8 @@ type Adapter struct {
 //
 // Like mcp-go's own options, Wrap writes to the server without locks: call
 // it once, before the server serves. Wrap panics if srv is nil, if an
-// option is invalid, or if the server already has client sessions.
+// option is invalid, if the server already has client sessions, or if it
+// is wrapped already: one server has one adapter.
 func Wrap(srv *server.MCPServer, opts ...Option) *Adapter {
 	if srv == nil {
 		panic("adapter.Wrap: nil *server.MCPServer")
@@ -53,6 +56,9 @@ func Wrap(srv *server.MCPServer, opts ...Option) *Adapter {
 	}
 	if err := cfg.validate(); err != nil {
 		panic("adapter.Wrap: " + err.Error())
+	}
+	if !markWrapped(srv) {
+		panic("adapter.Wrap: the server is wrapped already; wrap each server once, and declare every command on that adapter")
 	}
 	if cfg.observer != nil {
 		cfg.observer = guardedObserver{o: cfg.observer, guard: &observerGuard{logger: cfg.logger}}
@@ -86,6 +92,23 @@ func Wrap(srv *server.MCPServer, opts ...Option) *Adapter {
 	a.installHooks(hooks)
 	a.initLive()
 	return a
+}
+
+// wrapped holds, weakly, every server Wrap has wrapped. A second adapter
+// on one server would take over its completion provider and answer
+// not-found for the first's reads and subscriptions (its hooks run too, and
+// know none of the first's commands), so Wrap refuses it. An entry goes when
+// its server is collected.
+var wrapped sync.Map // weak.Pointer[server.MCPServer] -> struct{}
+
+// markWrapped records srv as wrapped; false when it was already.
+func markWrapped(srv *server.MCPServer) bool {
+	k := weak.Make(srv)
+	if _, dup := wrapped.LoadOrStore(k, struct{}{}); dup {
+		return false
+	}
+	runtime.AddCleanup(srv, func(k weak.Pointer[server.MCPServer]) { wrapped.Delete(k) }, k)
+	return true
 }
 
 // Server returns the mcp-go server the adapter wraps.
