@@ -39,6 +39,9 @@ import (
 // the HTTP server's Shutdown (or when ServeStdio has returned), so that no
 // request is left to subscribe. A second call waits like the first.
 func (a *Adapter) Close(ctx context.Context) error {
+	if ctx == nil {
+		panic("adapter: Close: nil context")
+	}
 	r := a.live
 	if !r.beginClose() {
 		// A second call waits like the first: until the first is done.

@@ -44,6 +44,9 @@ func (r *liveRegistry) waitFor(ctx context.Context, done func() bool) error {
 // stream open, can keep the adapter busy until its session ends, so give
 // ctx a deadline.
 func (a *Adapter) WaitIdle(ctx context.Context) error {
+	if ctx == nil {
+		panic("adapter: WaitIdle: nil context")
+	}
 	return a.live.waitFor(ctx, a.live.idleLocked)
 }
 

@@ -77,3 +77,41 @@ func panicOf(f func()) (v any) {
 	f()
 	return nil
 }
+
+// A nil context is a programming error: Close and WaitIdle panic saying
+// so, before anything changes. Close used to mark the adapter closed, then
+// panic on a nil pointer part of the way through (with a re-run under way,
+// before ending any subscription), and a later Close(ctx) only waited for
+// the first, so what the first had not done stayed undone. WaitIdle
+// panicked on a nil pointer, or not, depending on whether work was pending.
+func TestMisuseNilContext(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		call func(a *Adapter) error
+		want string
+	}{
+		{"Close", func(a *Adapter) error { return a.Close(nil) }, "adapter: Close: nil context"}, //nolint:staticcheck // the misuse under test
+		{"WaitIdle", func(a *Adapter) error { return a.WaitIdle(nil) }, "adapter: WaitIdle: nil context"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newLiveServer(t, newItemStore(2))
+			f := newFakeClient(t, a, "f", 16)
+			if err := f.subscribe("app://items_show/1"); err != nil {
+				t.Fatalf("subscribe: %+v", err)
+			}
+			got := panicOf(func() { _ = tc.call(a) })
+			if msg, _ := got.(string); msg != tc.want {
+				t.Fatalf("panic %#v, want %q", got, tc.want)
+			}
+			if a.live.closing.Load() {
+				t.Fatal("the adapter is closing after the panic")
+			}
+			if err := a.Close(context.Background()); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			if s := a.LiveStats(); s.Subscriptions != 0 || s.Sessions != 0 {
+				t.Fatalf("after Close: %+v, want no subscription left", s)
+			}
+		})
+	}
+}
