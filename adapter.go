@@ -51,7 +51,10 @@ func Wrap(srv *server.MCPServer, opts ...Option) *Adapter {
 		panic("adapter.Wrap: the server already has client sessions; wrap it before it serves")
 	}
 	cfg := defaultConfig()
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			panic(fmt.Sprintf("adapter.Wrap: option %d is nil", i))
+		}
 		o(&cfg)
 	}
 	if err := cfg.validate(); err != nil {

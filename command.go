@@ -119,7 +119,10 @@ func newCommand[A, R any](scheme, name, description string, live bool, opts []Co
 		return nil, fmt.Errorf("command %q: arguments: %w", name, err)
 	}
 	var cc commandConfig
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("command %q: option %d is nil", name, i)
+		}
 		o(&cc)
 	}
 	schema, err := publishedSchema(argsType)

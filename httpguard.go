@@ -119,7 +119,11 @@ func WithMaxBodyBytes(n int64) HTTPOption {
 
 func newHTTPConfig(opts []HTTPOption) httpConfig {
 	c := httpConfig{origins: map[string]bool{}, maxBody: DefaultMaxBodyBytes}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			c.badInput = append(c.badInput, fmt.Sprintf("option %d is nil", i))
+			continue
+		}
 		o(&c)
 	}
 	if len(c.badInput) > 0 {

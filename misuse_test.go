@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -111,6 +112,30 @@ func TestMisuseNilContext(t *testing.T) {
 			}
 			if s := a.LiveStats(); s.Subscriptions != 0 || s.Sessions != 0 {
 				t.Fatalf("after Close: %+v, want no subscription left", s)
+			}
+		})
+	}
+}
+
+// A nil option (one left unset by a conditional, say) panics naming the
+// option, where it used to panic on a nil pointer.
+func TestMisuseNilOption(t *testing.T) {
+	show := func(context.Context, itemArgs) (int, error) { return 1, nil }
+	for _, tc := range []struct {
+		name string
+		call func()
+		want string
+	}{
+		{"Wrap", func() { Wrap(server.NewMCPServer("t", "1"), WithScheme("shop"), nil) }, "adapter.Wrap: option 1 is nil"},
+		{"Live", func() { Live(Wrap(server.NewMCPServer("t", "1")), "one", "One.", show, nil) }, `adapter: command "one": option 0 is nil`},
+		{"Command", func() { Command(Wrap(server.NewMCPServer("t", "1")), "one", "One.", show, WithTitle("One"), nil) }, `adapter: command "one": option 1 is nil`},
+		{"HTTPHandler", func() {
+			Wrap(server.NewMCPServer("t", "1")).HTTPHandler(http.NotFoundHandler(), nil)
+		}, "adapter: HTTPHandler: option 0 is nil"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := panicOf(tc.call); got != tc.want {
+				t.Fatalf("panic %#v, want %q", got, tc.want)
 			}
 		})
 	}
