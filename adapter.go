@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"sync"
-	"weak"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -60,7 +58,7 @@ func Wrap(srv *server.MCPServer, opts ...Option) *Adapter {
 	if err := cfg.validate(); err != nil {
 		panic("adapter.Wrap: " + err.Error())
 	}
-	if !markWrapped(srv) {
+	if wrapped, _ := wrappedAlready(srv); wrapped {
 		panic("adapter.Wrap: the server is wrapped already; wrap each server once, and declare every command on that adapter")
 	}
 	if cfg.observer != nil {
@@ -95,23 +93,6 @@ func Wrap(srv *server.MCPServer, opts ...Option) *Adapter {
 	a.installHooks(hooks)
 	a.initLive()
 	return a
-}
-
-// wrapped holds, weakly, every server Wrap has wrapped. A second adapter
-// on one server would take over its completion provider and answer
-// not-found for the first's reads and subscriptions (its hooks run too, and
-// know none of the first's commands), so Wrap refuses it. An entry goes when
-// its server is collected.
-var wrapped sync.Map // weak.Pointer[server.MCPServer] -> struct{}
-
-// markWrapped records srv as wrapped; false when it was already.
-func markWrapped(srv *server.MCPServer) bool {
-	k := weak.Make(srv)
-	if _, dup := wrapped.LoadOrStore(k, struct{}{}); dup {
-		return false
-	}
-	runtime.AddCleanup(srv, func(k weak.Pointer[server.MCPServer]) { wrapped.Delete(k) }, k)
-	return true
 }
 
 // Server returns the mcp-go server the adapter wraps.

@@ -8,7 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// The two places where the adapter reads mcp-go's internals, because mcp-go
+// The three places where the adapter reads mcp-go's internals, because mcp-go
 // offers no way to ask. Each reports whether it could read (ok), so that an
 // mcp-go upgrade that moves a field is never silent: Wrap logs a warning and
 // falls back, and TestMCPGoInternals fails until this file follows the move.
@@ -61,4 +61,26 @@ func resourcesListChanged(srv *server.MCPServer) (listChanged, ok bool) {
 		return false, false
 	}
 	return f.Bool(), true
+}
+
+// wrappedAlready reports whether Wrap has wrapped srv: whether its resource
+// completion provider is an adapter's. A second adapter on one server would
+// take over the provider and answer not-found for the first's reads and
+// subscriptions (its hooks run too, and know none of the first's
+// commands). The server carries the mark itself, so no registry of servers
+// is kept.
+func wrappedAlready(srv *server.MCPServer) (wrapped, ok bool) {
+	defer func() {
+		if recover() != nil {
+			wrapped, ok = false, false
+		}
+	}()
+	f := reflect.ValueOf(srv).Elem().FieldByName("resourceCompletionProvider")
+	if !f.IsValid() || f.Kind() != reflect.Interface {
+		return false, false
+	}
+	if f.IsNil() {
+		return false, true
+	}
+	return f.Elem().Type() == reflect.TypeFor[completionProvider](), true
 }

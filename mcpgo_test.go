@@ -32,4 +32,13 @@ func TestMCPGoInternals(t *testing.T) {
 	if got, ok := resourcesListChanged(server.NewMCPServer("t", "1")); !ok || got {
 		t.Fatalf("resourcesListChanged without the capability: %v, ok %v", got, ok)
 	}
+
+	srv = server.NewMCPServer("t", "1")
+	if wrapped, ok := wrappedAlready(srv); !ok || wrapped {
+		t.Fatalf("wrappedAlready of a new server: %v, ok %v: mcp-go moved its completion provider; update mcpgo.go", wrapped, ok)
+	}
+	Wrap(srv)
+	if wrapped, ok := wrappedAlready(srv); !ok || !wrapped {
+		t.Fatalf("wrappedAlready of a wrapped server: %v, ok %v: mcp-go moved its completion provider; update mcpgo.go", wrapped, ok)
+	}
 }
