@@ -271,24 +271,7 @@ func TestRunAgainRerunsEverything(t *testing.T) {
 	defer f.Close()
 	s := newSink()
 	f.Attach(s)
-	run := func() (stop func()) {
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- f.Run(ctx) }()
-		return func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("Run = %v, want nil", err)
-				}
-			case <-time.After(wait):
-				t.Fatal("Run did not return")
-			}
-		}
-	}
-
-	stop := run()
+	stop, _ := runFeed(t, f)
 	select {
 	case <-f.Ready():
 	case <-time.After(wait):
@@ -297,7 +280,7 @@ func TestRunAgainRerunsEverything(t *testing.T) {
 	stop()
 	publish(t, b.Feed, "while/stopped") // sent while nothing listens: lost
 
-	stop = run()
+	stop, _ = runFeed(t, f)
 	defer stop()
 	deadline := time.After(wait)
 	tick := time.NewTicker(time.Millisecond)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,26 +101,11 @@ func startFeed(t testing.TB, url string, opts ...pgfeed.Option) *running {
 	f := pgfeed.New(url, opts...)
 	s := newSink()
 	f.Attach(s)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- f.Run(ctx) }()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run returned %v, want nil", err)
-			}
-		case <-time.After(wait):
-			t.Errorf("Run did not return within %v of its context's end", wait)
-		}
+	end, done := runFeed(t, f)
+	stop := sync.OnceFunc(func() {
+		end()
 		f.Close()
-	}
+	})
 	t.Cleanup(stop)
 	select {
 	case <-f.Ready():
@@ -129,6 +115,26 @@ func startFeed(t testing.TB, url string, opts ...pgfeed.Option) *running {
 		t.Fatalf("feed not listening within %v: %+v", wait, f.Health())
 	}
 	return &running{Feed: f, sink: s, stop: stop}
+}
+
+// runFeed runs f.Run in the background. end cancels it and checks that it
+// returned nil within wait; done has Run's result, for a Run that returns
+// early.
+func runFeed(t testing.TB, f *pgfeed.Feed) (end func(), done <-chan error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	result := make(chan error, 1)
+	go func() { result <- f.Run(ctx) }()
+	return func() {
+		cancel()
+		select {
+		case err := <-result:
+			if err != nil {
+				t.Errorf("Run returned %v, want nil", err)
+			}
+		case <-time.After(wait):
+			t.Errorf("Run did not return within %v of its context's end", wait)
+		}
+	}, result
 }
 
 func quietLogger() *slog.Logger {
