@@ -99,6 +99,9 @@ type command struct {
 	// resultWalk digests the results of a live command's re-runs
 	// (livedigestwalk.go); nil for a result type json must write.
 	resultWalk *resultWalk
+	// exactDigits: an integer of up to this many digits decodes exactly
+	// into every float of the arguments type (numbers.go).
+	exactDigits int
 	// logger logs the panics of the user's code outside the chain
 	// (userpanic.go).
 	logger *slog.Logger
@@ -135,7 +138,7 @@ func newCommand[A, R any](scheme, name, description string, live bool, opts []Co
 	}
 	c := &command{
 		name: name, title: cc.title, description: description, live: live, confirm: cc.confirm,
-		argsType: argsType, schema: schema, inputSchema: compiled, nullable: nullablePaths(schema),
+		argsType: argsType, exactDigits: exactDigits(argsType), schema: schema, inputSchema: compiled, nullable: nullablePaths(schema),
 		structured: !cc.noStructured,
 		reads:      cc.reads, completers: cc.completers,
 	}

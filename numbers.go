@@ -261,7 +261,18 @@ func withZeroNumbers(given any) any {
 // holds a number Go may round when it decodes it into a float: one with a
 // fraction or an exponent, or more digits than a float32 holds exactly
 // (every integer of 7 digits; 16777217 is not a float32).
-func hasInexactNumber(v any) bool {
+func hasInexactNumber(v any) bool { return hasNumberBeyond(v, float32Digits) }
+
+// Integers of up to this many digits a float32 (float64) holds exactly.
+const (
+	float32Digits = 7
+	float64Digits = 15
+)
+
+// hasNumberBeyond is hasInexactNumber for floats that hold every integer of
+// up to exact digits: a command without a float32 argument rechecks no
+// integer of 8 to 15 digits, an ID say, on every call.
+func hasNumberBeyond(v any, exact int) bool {
 	switch v := v.(type) {
 	case json.Number:
 		digits := 0
@@ -273,16 +284,48 @@ func hasInexactNumber(v any) bool {
 				digits++
 			}
 		}
-		return digits > 7
+		return digits > exact
 	case map[string]any:
 		for _, e := range v {
-			if hasInexactNumber(e) {
+			if hasNumberBeyond(e, exact) {
 				return true
 			}
 		}
 	case []any:
 		for _, e := range v {
-			if hasInexactNumber(e) {
+			if hasNumberBeyond(e, exact) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// exactDigits is how many digits an integer may have that every float
+// argument of t holds exactly: float32Digits when t holds a float32
+// anywhere, else float64Digits.
+func exactDigits(t reflect.Type) int {
+	if holdsFloat32(t, map[reflect.Type]bool{}) {
+		return float32Digits
+	}
+	return float64Digits
+}
+
+func holdsFloat32(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	switch t.Kind() {
+	case reflect.Float32:
+		return true
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return holdsFloat32(t.Elem(), seen)
+	case reflect.Map:
+		return holdsFloat32(t.Key(), seen) || holdsFloat32(t.Elem(), seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if holdsFloat32(t.Field(i).Type, seen) {
 				return true
 			}
 		}

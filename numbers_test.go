@@ -220,3 +220,21 @@ func TestIntegerOutOfScaleSaidAlikeOnBothWaysIn(t *testing.T) {
 		}
 	}
 }
+
+func TestExactDigits(t *testing.T) {
+	type inner struct{ F *float32 }
+	for _, tc := range []struct {
+		typ  reflect.Type
+		want int
+	}{
+		{reflect.TypeFor[struct{ ID int64 }](), float64Digits},
+		{reflect.TypeFor[struct{ F float64 }](), float64Digits},
+		{reflect.TypeFor[struct{ F float32 }](), float32Digits},
+		{reflect.TypeFor[struct{ L []map[string]inner }](), float32Digits},
+		{reflect.TypeFor[struct{ A any }](), float64Digits}, // json decodes a float64 there
+	} {
+		if got := exactDigits(tc.typ); got != tc.want {
+			t.Errorf("exactDigits(%v) = %d, want %d", tc.typ, got, tc.want)
+		}
+	}
+}

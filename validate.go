@@ -103,7 +103,7 @@ func (c *command) check(raw []byte, prior []issue) (args any, err error) {
 		// The common case: one decoding, then Validate.
 		ptr := reflect.New(c.argsType)
 		if decodeStrict(raw, ptr.Interface()) == nil {
-			if !hasInexactNumber(inst) {
+			if !hasNumberBeyond(inst, c.exactDigits) {
 				return c.validate(ptr)
 			}
 			if rounded, issues := c.recheck(inst, ptr); issues != nil {
