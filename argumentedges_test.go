@@ -3,6 +3,7 @@ package adapter_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -210,5 +211,60 @@ func TestNumbersOutOfScaleRefusedOnReadAndToolCall(t *testing.T) {
 	}
 	if got := seen(); len(got) != 0 {
 		t.Errorf("the command ran with %v", got)
+	}
+}
+
+// A tools/call whose arguments give a key twice is refused, at any depth,
+// as a read refuses a query parameter given twice: encoding/json would
+// run the command with the last value, where a client or a proxy that
+// checked the first meant that one.
+func TestToolCallRefusesAKeyGivenTwice(t *testing.T) {
+	c, seen := edgeNumberApp(t)
+	for _, tc := range []struct{ args, want string }{
+		{`{"max":0.5,"max":2}`, `max: is given twice`},
+		{`{"max":0.5,"\u006dax":2}`, `max: is given twice`},
+		{`{"unit":"kelvin","max":1,"unit":"celsius"}`, `unit: is given twice`},
+	} {
+		res, err := c.CallTool("edge_numbers", json.RawMessage(tc.args))
+		if err != nil {
+			t.Fatalf("tools/call %s: %v", tc.args, err)
+		}
+		b, _ := json.Marshal(res.Content)
+		if !res.IsError || !strings.Contains(string(b), tc.want) {
+			t.Errorf("tools/call %s: error=%v, said %s; want it refused with %q", tc.args, res.IsError, b, tc.want)
+		}
+	}
+	if got := seen(); len(got) != 0 {
+		t.Errorf("the command ran with %v", got)
+	}
+}
+
+// Adapter.Call takes JSON arguments as a json.RawMessage: a key given
+// twice, or more after the first value, is refused as a tools/call's.
+func TestCallRefusesAmbiguousJSONArguments(t *testing.T) {
+	a := adapter.Wrap(server.NewMCPServer("t", "1"))
+	ran := 0
+	adapter.Live(a, "labels", "", func(_ context.Context, args struct {
+		Labels map[string]int `json:"labels"`
+	}) (int, error) {
+		ran++
+		return len(args.Labels), nil
+	})
+	for _, tc := range []struct{ args, want string }{
+		{`{"labels":{"a":1,"a":2}}`, `labels: has the key "a" twice`},
+		{`{"labels":{"a":1}} {"labels":{}}`, `more follows the first value`},
+		{`{"labels":{}}x`, `not valid JSON`},
+	} {
+		_, err := a.Call(context.Background(), "labels", json.RawMessage(tc.args))
+		var verr *adapter.ValidationError
+		if !errors.As(err, &verr) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Call(%s) = %v; want a ValidationError saying %q", tc.args, err, tc.want)
+		}
+	}
+	if ran != 0 {
+		t.Errorf("the command ran %d times", ran)
+	}
+	if n, err := a.Call(context.Background(), "labels", json.RawMessage(` {"labels":{"a":1,"b":2}} `)); err != nil || n != 2 {
+		t.Errorf("Call with distinct keys = %v, %v; want 2", n, err)
 	}
 }

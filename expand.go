@@ -51,15 +51,24 @@ func displayURI(uri string) string {
 // quoteName quotes a query parameter name for an error message, shortened
 // because it comes from the client and may be long.
 func quoteName(name string) string {
-	const maxName = 64
-	if len(name) > maxName {
-		cut := maxName
-		for cut > 0 && !utf8.RuneStart(name[cut]) {
-			cut--
-		}
-		return strconv.Quote(name[:cut]) + "…"
+	if cut, ok := cutName(name); ok {
+		return strconv.Quote(cut) + "…"
 	}
 	return strconv.Quote(name)
+}
+
+// cutName is name's first 64 bytes, cut at a character's start, and true
+// when name is longer; else name and false.
+func cutName(name string) (string, bool) {
+	const maxName = 64
+	if len(name) <= maxName {
+		return name, false
+	}
+	cut := maxName
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return name[:cut], true
 }
 
 // splitCommand returns the command name of a URI of the given scheme, the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -58,6 +59,8 @@ func (a *Adapter) callTool(ctx context.Context, c *command, req mcp.CallToolRequ
 
 // canonicalArguments re-encodes a tools/call's arguments as canonical JSON
 // (object keys sorted), the form every invocation path hands the command.
+// JSON that is not one object, or that gives a key twice anywhere
+// (jsonkeys.go), is refused.
 func canonicalArguments(args any) (json.RawMessage, error) {
 	if args == nil {
 		return json.RawMessage("{}"), nil
@@ -69,6 +72,12 @@ func canonicalArguments(args any) (json.RawMessage, error) {
 		var v any
 		if err := dec.Decode(&v); err != nil {
 			return nil, &ValidationError{Errors: []FieldError{{Message: "arguments are not valid JSON"}}}
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			return nil, &ValidationError{Errors: []FieldError{{Message: "arguments are not valid JSON: more follows the first value"}}}
+		}
+		if at, key, twice := duplicateKey(raw); twice {
+			return nil, duplicateKeyError(at, key)
 		}
 		args = v
 	}

@@ -1,0 +1,170 @@
+package adapter
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// A JSON object may carry a key twice; encoding/json keeps the last value
+// and says nothing. A tools/call with {"id":1,"id":2} would then run with
+// 2 where a client (or a proxy that checked the first) meant 1, and a read
+// of the same arguments refuses a query parameter given twice. So the
+// arguments of a call are refused when any object in them, at any depth,
+// repeats a key.
+
+// duplicateKey finds the first key that an object in data, a valid JSON
+// text, gives twice. at is the path to that object, as the keys and
+// indexes that lead to it from the top; key is the key as json reads it
+// (escapes undone: "\u0061" and "a" are one key).
+func duplicateKey(data []byte) (at []string, key string, found bool) {
+	var stack []keyFrame
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; c {
+		case '{', '[':
+			name := ""
+			if n := len(stack); n > 0 {
+				name = stack[n-1].childName()
+			}
+			stack = append(stack, keyFrame{object: c == '{', expectKey: c == '{', name: name})
+		case '}', ']':
+			stack = stack[:len(stack)-1]
+		case ',':
+			top := &stack[len(stack)-1]
+			if top.object {
+				top.expectKey = true
+			} else {
+				top.index++
+			}
+		case '"':
+			end, escaped := stringEnd(data, i)
+			if n := len(stack); n > 0 && stack[n-1].expectKey {
+				top := &stack[n-1]
+				k := unquoteKey(data[i:end], escaped)
+				if top.has(k) {
+					for _, f := range stack[1:] {
+						at = append(at, f.name)
+					}
+					return at, k, true
+				}
+				top.add(k)
+				top.last, top.expectKey = k, false
+			}
+			i = end - 1
+		}
+	}
+	return nil, "", false
+}
+
+// keyFrame is an object or array duplicateKey is inside.
+type keyFrame struct {
+	object    bool
+	expectKey bool   // object: the next string is a key
+	name      string // the key or index it sits under in its parent
+	last      string // object: the key read last
+	index     int    // array: the element's index
+	keys      []string
+	set       map[string]bool // keys, once there are many
+}
+
+// childName is the name of a value that starts now inside f.
+func (f *keyFrame) childName() string {
+	if f.object {
+		return f.last
+	}
+	return strconv.Itoa(f.index)
+}
+
+// frameKeysInline is how many keys a frame compares one by one before it
+// keeps them in a map: most objects are small, and a map per object would
+// cost more than the call's decoding.
+const frameKeysInline = 16
+
+func (f *keyFrame) has(k string) bool {
+	if f.set != nil {
+		return f.set[k]
+	}
+	for _, have := range f.keys {
+		if have == k {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *keyFrame) add(k string) {
+	if f.set == nil && len(f.keys) < frameKeysInline {
+		f.keys = append(f.keys, k)
+		return
+	}
+	if f.set == nil {
+		f.set = make(map[string]bool, 2*frameKeysInline)
+		for _, have := range f.keys {
+			f.set[have] = true
+		}
+		f.keys = nil
+	}
+	f.set[k] = true
+}
+
+// stringEnd is the index just past the closing quote of the string that
+// opens at data[start], and whether the string holds an escape.
+func stringEnd(data []byte, start int) (end int, escaped bool) {
+	for i := start + 1; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			escaped = true
+			i++ // the escaped byte cannot close the string
+		case '"':
+			return i + 1, escaped
+		}
+	}
+	return len(data), escaped // not valid JSON: not reached
+}
+
+// unquoteKey is the key the quoted string q stands for, as json reads it:
+// escapes undone, and invalid UTF-8 made U+FFFD (so "\xff" and "\xfe" are
+// one key to json, and its map keeps one of them).
+func unquoteKey(q []byte, escaped bool) string {
+	if !escaped && utf8.Valid(q) {
+		return string(q[1 : len(q)-1])
+	}
+	var k string
+	if err := json.Unmarshal(q, &k); err != nil {
+		return string(q) // not valid JSON: not reached
+	}
+	return k
+}
+
+// duplicateKeyError is the refusal of arguments that repeat a key: on the
+// argument itself at the top, else on the argument the object is in,
+// with the path inside it. Keys come from the client and may be long:
+// each is shortened, as the edges cannot rewrite an answer of any length.
+func duplicateKeyError(at []string, key string) *ValidationError {
+	const rule = "; a JSON object's keys must differ"
+	if len(at) == 0 {
+		return &ValidationError{Errors: []FieldError{{Field: shortKey(key), Message: "is given twice" + rule}}}
+	}
+	var msg strings.Builder
+	if len(at) > 1 {
+		msg.WriteString("item ")
+		for i, step := range at[1:] {
+			if i > 0 {
+				msg.WriteByte('/')
+			}
+			msg.WriteString(shortKey(step))
+		}
+		msg.WriteByte(' ')
+	}
+	msg.WriteString("has the key " + quoteName(key) + " twice" + rule)
+	return &ValidationError{Errors: []FieldError{{Field: shortKey(at[0]), Message: msg.String()}}}
+}
+
+// shortKey is k, cut to its first 64 bytes and "…" when longer.
+func shortKey(k string) string {
+	if cut, ok := cutName(k); ok {
+		return cut + "…"
+	}
+	return k
+}
