@@ -41,11 +41,16 @@ import (
 // Reads is safe for concurrent use by goroutines of one run. Outside a
 // subscription's run (a plain tools/call or resources/read, or a context
 // the adapter did not make) it does nothing, so commands call it
-// unconditionally. Empty keys are ignored.
+// unconditionally. Empty keys are ignored. A nil ctx panics.
 //
 // In a batched re-run (WithBatch), Reads records keys that every argument
 // set of the batch read; ReadsAt records those of one.
-func Reads(ctx context.Context, keys ...string) { record(ctx, -1, keys) }
+func Reads(ctx context.Context, keys ...string) {
+	if ctx == nil {
+		panic("adapter: Reads: nil context") // as Close(nil): named, not a nil dereference
+	}
+	record(ctx, -1, keys)
+}
 
 // ReadsAt records, inside the batch form of a live command (WithBatch), that
 // argument set i of the batch, args[i], read keys: it is what Reads is to a
@@ -61,7 +66,12 @@ func Reads(ctx context.Context, keys ...string) { record(ctx, -1, keys) }
 // records keys as Reads does, for the whole run: more re-runs, never fewer.
 // So a single form that calls its batch form with one argument set reports
 // what it read.
-func ReadsAt(ctx context.Context, i int, keys ...string) { record(ctx, i, keys) }
+func ReadsAt(ctx context.Context, i int, keys ...string) {
+	if ctx == nil {
+		panic("adapter: ReadsAt: nil context")
+	}
+	record(ctx, i, keys)
+}
 
 // record records keys for argument set i in the recorder ctx carries: a
 // re-run's context (livecontext.go), or a first run's recorder

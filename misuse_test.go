@@ -117,6 +117,23 @@ func TestMisuseNilContext(t *testing.T) {
 	}
 }
 
+// Reads and ReadsAt with a nil context panic saying so, where they
+// panicked on a nil pointer.
+func TestMisuseNilContextReads(t *testing.T) {
+	var nilCtx context.Context
+	for _, tc := range []struct {
+		call func()
+		want string
+	}{
+		{func() { Reads(nilCtx, "items") }, "adapter: Reads: nil context"},
+		{func() { ReadsAt(nilCtx, 0, "items") }, "adapter: ReadsAt: nil context"},
+	} {
+		if msg, _ := panicOf(tc.call).(string); msg != tc.want {
+			t.Errorf("panic %q, want %q", msg, tc.want)
+		}
+	}
+}
+
 // A nil option (one left unset by a conditional, say) panics naming the
 // option, where it used to panic on a nil pointer.
 func TestMisuseNilOption(t *testing.T) {
