@@ -471,3 +471,44 @@ func TestNoNotificationAfterUnsubscribeWhileBlocked(t *testing.T) {
 		t.Fatalf("after resources/unsubscribe returned, the session was handed %v", got)
 	}
 }
+
+// A resources/subscribe whose request is cancelled while its first run is
+// under way (notifications/cancelled, or the HTTP client gone) makes no
+// subscription: the client was told nothing, or will ignore the answer,
+// and does not know it is subscribed. Made anyway, it held a place of the
+// caps and heard a change it never asked for, the first one spurious (the
+// run's digest was that of its cancellation).
+func TestCancelledSubscribeMakesNoSubscription(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	a := Wrap(server.NewMCPServer("t", "1"))
+	Live(a, "slow", "", func(ctx context.Context, args itemArgs) (int, error) {
+		Reads(ctx, "items")
+		if args.ID == 1 {
+			close(started)
+			<-release
+		}
+		return args.ID, ctx.Err()
+	})
+	f := newFakeClient(t, a, "f", 16)
+	ctx, cancel := context.WithCancel(f.ctx())
+	answered := make(chan *mcp.JSONRPCErrorDetails, 1)
+	go func() {
+		answered <- handleCall(a, ctx, 1, "resources/subscribe", map[string]any{"uri": "app://slow/1"})
+	}()
+	<-started
+	cancel()
+	close(release)
+	if err := <-answered; err == nil {
+		t.Error("the cancelled subscribe answered success")
+	}
+	if s := a.LiveStats(); s.Subscriptions != 0 || s.Queries != 0 {
+		t.Fatalf("after a cancelled subscribe: %+v, want no subscription", s)
+	}
+	// The session may subscribe again, and that one is made.
+	if err := f.subscribe("app://slow/2"); err != nil {
+		t.Fatalf("subscribe: %+v", err)
+	}
+	if s := a.LiveStats(); s.Subscriptions != 1 {
+		t.Fatalf("after a second subscribe: %+v, want one subscription", s)
+	}
+}

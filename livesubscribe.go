@@ -160,6 +160,10 @@ var errClosing = &rpcError{Code: mcp.INVALID_REQUEST, Message: "the server is sh
 // while its first run was under way.
 var errSubscriptionEnded = &rpcError{Code: mcp.INVALID_REQUEST, Message: "the subscription's session or stream has ended"}
 
+// errSubscribeCancelled answers a subscription whose request was cancelled
+// while its first run was under way.
+var errSubscribeCancelled = &rpcError{Code: mcp.REQUEST_INTERRUPTED, Message: "the request was cancelled: no subscription was made"}
+
 // subscribe makes the URI that resolve turned into rs a subscription on
 // the stream open returns (open runs with r.mu held, and may refuse). The
 // command runs once, as the agent, through the middleware chain, to learn
@@ -209,8 +213,13 @@ func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func()
 	// 99 is created, and a passing failure does not silently drop a URI
 	// from the acknowledgement. Only a refused rate limit refuses it, so
 	// that subscribing cannot be used to run commands past the limit.
+	//
+	// A request cancelled meanwhile (notifications/cancelled, or the HTTP
+	// client gone) makes none: its client will not hear, or will ignore,
+	// the answer, and would not know it holds the subscription.
 	limited := out.err != nil && errors.As(out.err, new(*middleware.RateLimitError))
-	if ended, dup := s.ended, s.subs[rs.uri] != nil; limited || ended || dup {
+	cancelled := ctx.Err() != nil
+	if ended, dup := s.ended, s.subs[rs.uri] != nil; limited || cancelled || ended || dup {
 		s.c.n--
 		r.releaseClientLocked(client)
 		r.maybeDropConnLocked(s.c)
@@ -220,6 +229,8 @@ func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func()
 			return a.readError(ctx, c, rs.uri, out.err)
 		case ended:
 			return errSubscriptionEnded
+		case cancelled:
+			return errSubscribeCancelled
 		}
 		return nil
 	}
