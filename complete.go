@@ -25,6 +25,13 @@ const maxCompletions = 100
 // string, nil) where they convert and left as strings where they do not.
 // Return the values that fit prefix, best first; the adapter sends at most
 // 100 of them with the total count.
+//
+// An error answers completion/complete exactly as the same error returned
+// by the command answers a resources/read of the reference: ErrNotFound
+// (wrapped or not) as resource-not-found naming the reference, a
+// *ValidationError as -32602 with its fields in data, and any other error
+// as an internal error that is logged and whose text the client never sees.
+// Only that last kind is logged as an Error.
 type Completer func(ctx context.Context, prefix string, args map[string]any) ([]string, error)
 
 // CompleteWith registers c as the completer of the template variable named
@@ -85,12 +92,12 @@ func (p completionProvider) CompleteResourceArgument(ctx context.Context, uri st
 		return c.complete(ctx, v, arg.Value, cctx.Arguments)
 	})(ctx, call)
 	if err != nil {
-		return nil, a.completionError(ctx, c, err)
+		return nil, a.completionError(ctx, c, uri, err)
 	}
 	values, ok := res.([]string)
 	if !ok {
 		// A middleware answered the call itself, with no list of values.
-		return nil, a.completionError(ctx, c, fmt.Errorf("completion of %s: the middleware chain returned %T, not []string", arg.Name, res))
+		return nil, a.completionError(ctx, c, uri, fmt.Errorf("completion of %s: the middleware chain returned %T, not []string", arg.Name, res))
 	}
 	return limitCompletion(values), nil
 }
@@ -211,13 +218,14 @@ func limitCompletion(values []string) *mcp.Completion {
 	return out
 }
 
-// completionError is what a failed completion answers: a rate limit as the
-// same error a read gets; anything else internal, without internals.
-func (a *Adapter) completionError(ctx context.Context, c *command, err error) error {
-	if f := classify(err); f.kind == failRateLimited {
-		return rateLimited(f.rate)
-	}
-	return a.internal(ctx, c, "", err)
+// completionError is what a failed completion of reference ref answers:
+// exactly what a read of ref would answer had the command returned err, so
+// that a completer signals a client error (ErrNotFound, a
+// *ValidationError) the way its command does, a rate limit answers alike,
+// and only an error the adapter does not know is logged and hidden. The
+// edges carry the code and data (rpcError, wireError).
+func (a *Adapter) completionError(ctx context.Context, c *command, ref string, err error) error {
+	return a.readError(ctx, c, ref, err)
 }
 
 var _ server.ResourceCompletionProvider = completionProvider{}
