@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcplive/adapter"
+	"github.com/mcplive/adapter/adaptertest"
 )
 
 // The application of the completion error tests: one command whose
@@ -101,7 +102,8 @@ func thingApp(t *testing.T) (*server.MCPServer, *adapter.Adapter, *levelLog) {
 	return srv, a, log
 }
 
-// thingEdge is one transport the tests speak: a read and a completion,
+// thingEdge is one edge the tests speak (HTTP, stdio, adaptertest's
+// HandleMessage): a read and a completion,
 // each answering its error object as it came off the wire.
 type thingEdge struct {
 	name     string
@@ -113,6 +115,11 @@ func thingEdges(t *testing.T, era edgeEra) ([]thingEdge, *levelLog) {
 	srv, a, log := thingApp(t)
 	httpc := newEdgeHTTPClient(t, edgeHTTPServer(t, a.HTTPHandler(server.NewStreamableHTTPServer(srv))), era)
 	stdio := newEdgeStdioClient(t, era, edgeServeStdio(a))
+	var opts []adaptertest.Option
+	if !era.modern() {
+		opts = append(opts, adaptertest.Legacy())
+	}
+	inproc := adaptertest.New(t, a, opts...)
 	method := string(mcp.MethodCompletionComplete)
 	return []thingEdge{
 		{"HTTP",
@@ -127,7 +134,26 @@ func thingEdges(t *testing.T, era edgeEra) ([]thingEdge, *levelLog) {
 				r := stdio.call(method, p)
 				return r.Result, r.Error
 			}},
+		{"adaptertest",
+			func(uri string) *edgeWireError {
+				_, werr := inproc.ReadRaw(uri)
+				return asEdgeWireError(werr)
+			},
+			func(p map[string]any) (json.RawMessage, *edgeWireError) {
+				res, err := inproc.Call(method, p)
+				var werr *adaptertest.WireError
+				errors.As(err, &werr)
+				return res, asEdgeWireError(werr)
+			}},
 	}, log
+}
+
+// asEdgeWireError is the wire error adaptertest answered, nil for none.
+func asEdgeWireError(e *adaptertest.WireError) *edgeWireError {
+	if e == nil {
+		return nil
+	}
+	return &edgeWireError{Code: e.Code, Message: e.Message, Data: e.Data}
 }
 
 func completeParams(ref, name, value string, given map[string]string) map[string]any {
