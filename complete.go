@@ -36,7 +36,10 @@ type Completer func(ctx context.Context, prefix string, args map[string]any) ([]
 
 // CompleteWith registers c as the completer of the template variable named
 // variable. Declaring it for a name that is not a variable of the command's
-// template panics at Live, like any other declaration error.
+// template panics at Live, like any other declaration error. c's errors
+// answer as the command's would in a read (see Completer). It is asked only
+// for a reference that is the template itself or an expanded URI a read
+// would accept.
 func CompleteWith(variable string, c Completer) CommandOption {
 	return func(cc *commandConfig) {
 		if cc.completers == nil {
@@ -54,13 +57,18 @@ type completionProvider struct{ a *Adapter }
 // templates, referenced by the template itself or by an expanded URI of it.
 // Enum variables complete to their constants, booleans to true and false,
 // both filtered by the prefix typed (ignoring case); a variable with a
-// Completer asks it; anything else completes to nothing. References the
+// Completer asks it; anything else completes to nothing. An expanded URI
+// that a resources/read would refuse (malformed, or with arguments that do
+// not convert or validate) is refused with the read's error. References the
 // adapter does not own, and commands the session is not granted, go to the
 // fallback provider (WithCompletionFallback) or complete to nothing, exactly
 // alike.
 func (p completionProvider) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cctx mcp.CompleteContext) (*mcp.Completion, error) {
 	a := p.a
-	c := a.completionTarget(ctx, uri)
+	c, err := a.completionTarget(ctx, uri)
+	if err != nil {
+		return nil, err
+	}
 	if c == nil {
 		if a.cfg.completion != nil {
 			return a.cfg.completion.CompleteResourceArgument(ctx, uri, arg, cctx)
@@ -103,26 +111,48 @@ func (p completionProvider) CompleteResourceArgument(ctx context.Context, uri st
 }
 
 // completionTarget finds the command a completion reference names: its
-// template string, or an expanded URI of it. nil when the adapter does not
-// own the reference or the session may not use the command.
-func (a *Adapter) completionTarget(ctx context.Context, ref string) *command {
-	prefix := a.cfg.scheme + "://"
-	rest, ok := strings.CutPrefix(ref, prefix)
+// template string exactly, or an expanded URI of it. It returns nil, nil
+// when the adapter does not own the reference or the session may not use
+// the command (both go to the fallback, alike). An expanded URI is owned,
+// and checked, exactly as a read of it is (resolve, then the arguments'
+// schema and Validate): one a read would refuse is refused with the read's
+// error, rather than completed as if it named a resource.
+func (a *Adapter) completionTarget(ctx context.Context, ref string) (*command, error) {
+	if c := a.templateOf(ref); c != nil {
+		if !a.granted(ctx, c.name) {
+			return nil, nil
+		}
+		return c, nil
+	}
+	st := a.resolve(ctx, ref)
+	if st == nil || st.err == errNotGranted {
+		return nil, nil
+	}
+	err := st.err
+	if err == nil {
+		_, err = st.cmd.decode(st.args)
+	}
+	if err != nil {
+		return nil, a.readError(ctx, st.cmd, ref, err)
+	}
+	return st.cmd, nil
+}
+
+// templateOf is the command whose template string is exactly ref, or nil.
+// A template string holds "{", which ends no command name, so the name is
+// what comes before the first "/", "?" or "{".
+func (a *Adapter) templateOf(ref string) *command {
+	rest, ok := strings.CutPrefix(ref, a.cfg.scheme+"://")
 	if !ok {
 		return nil
 	}
-	name := rest
 	if i := strings.IndexAny(rest, "/?{"); i >= 0 {
-		name = rest[:i]
+		rest = rest[:i]
 	}
-	c := a.command(name)
-	if c == nil || c.tmpl == nil || !a.granted(ctx, name) {
-		return nil
+	if c := a.command(rest); c != nil && c.tmpl != nil && c.tmpl.raw == ref {
+		return c
 	}
-	if ref != c.tmpl.raw && !c.tmpl.owns(ref) && ref != c.routeURI {
-		return nil
-	}
-	return c
+	return nil
 }
 
 // complete lists the candidate values of variable v for prefix.

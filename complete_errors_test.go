@@ -199,3 +199,56 @@ func TestEdgesCompleterErrorsAnswerAsReads(t *testing.T) {
 		})
 	}
 }
+
+// An expanded URI a read refuses is refused as the reference of a
+// completion too, with the read's very error: malformed (an extra segment,
+// bad percent-encoding, a parameter the template lacks), an argument that
+// does not convert, one the Validate method refuses, and the plain
+// scheme://command of a template with a required variable. A well-formed
+// one and the template itself complete; a template the adapter does not
+// own still goes to the fallback.
+func TestEdgesCompletionRefusesReferencesAReadRefuses(t *testing.T) {
+	refused := []string{
+		"app://things_show/abc",
+		"app://things_show/1/2",
+		"app://things_show/%zz",
+		"app://things_show/1?color=red",
+		"app://things_show/-1",
+		"app://things_show",
+	}
+	completes := map[string]string{
+		"app://things_show/7?kind=big":  `["big","small"]`,
+		"app://things_show/{id}{?kind}": `["big","small"]`,
+		"app://user_template/{x}":       `["user:app://user_template/{x}:kind"]`,
+	}
+	for _, era := range edgeEras {
+		t.Run(era.name, func(t *testing.T) {
+			edges, _ := thingEdges(t, era)
+			for _, edge := range edges {
+				for _, ref := range refused {
+					read := edge.read(ref)
+					res, got := edge.complete(completeParams(ref, "kind", "", nil))
+					if read == nil || got == nil {
+						t.Errorf("%s, %s: read error %+v, completion error %+v (result %s); want both", edge.name, ref, read, got, res)
+						continue
+					}
+					r, _ := json.Marshal(read)
+					c, _ := json.Marshal(got)
+					if string(r) != string(c) {
+						t.Errorf("%s, %s: the completion answers unlike the read:\nread       %s\ncompletion %s", edge.name, ref, r, c)
+					}
+				}
+				for ref, want := range completes {
+					res, e := edge.complete(completeParams(ref, "kind", "", nil))
+					var out struct {
+						Completion struct{ Values json.RawMessage }
+					}
+					_ = json.Unmarshal(res, &out)
+					if e != nil || string(out.Completion.Values) != want {
+						t.Errorf("%s, %s: values %s, error %+v; want %s", edge.name, ref, out.Completion.Values, e, want)
+					}
+				}
+			}
+		})
+	}
+}
