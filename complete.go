@@ -22,7 +22,8 @@ const maxCompletions = 100
 // completion/complete. prefix is what the user typed so far; args holds the
 // other variables the client already filled in (context.arguments),
 // converted to their typed values (int64 or json.Number, float64, bool,
-// string, nil) where they convert and left as strings where they do not.
+// string, nil; a json.Number field's as the json.Number itself) where they
+// convert and left as strings where they do not.
 // Return the values that fit prefix, best first; the adapter sends at most
 // 100 of them with the total count.
 //
@@ -219,7 +220,9 @@ func (t *uriTemplate) typedArguments(given map[string]string) map[string]any {
 		if dec.Decode(&typed) != nil {
 			continue
 		}
-		if n, ok := typed.(json.Number); ok {
+		// A json.Number field's stays the json.Number the command would
+		// get, every digit as written.
+		if n, ok := typed.(json.Number); ok && !v.jsonNumber {
 			if v.kind == kindInteger && !wholeNumber(s) {
 				// An integer variable of a float field converts as a
 				// number (appendValue): 2.5 is no integer, and the schema

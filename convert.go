@@ -25,6 +25,10 @@ import (
 //   - number: a decimal number as strconv.ParseFloat reads it, without a
 //     leading "+", hex, Inf or NaN, finite in float64 (float32 when goKind is
 //     reflect.Float32); as an integer when goKind is an integer kind;
+//   - integer or number of a json.Number field (variable.jsonNumber): the
+//     same decimal numbers, kept as written but for JSON's grammar (.5 is
+//     0.5, 007 is 7), every digit, of any size within maxNumberScale, as a
+//     tools/call's json.Number holds the number as its request wrote it;
 //   - boolean: exactly "true" or "false";
 //   - enum: exactly one of variable.enum;
 //   - string: the decoded value as is.
@@ -47,7 +51,10 @@ import (
 // equivalent map[string]any (keys sorted, no spaces, numbers in their
 // shortest form: page=02 is 2, -0 is 0, 1.50 is 1.5, a float32 in float32's
 // shortest form), so equal arguments give equal bytes however the URI spelled
-// them: it keys the work shared between identical subscriptions.
+// them: it keys the work shared between identical subscriptions. A
+// json.Number is the exception that proves it: 1.50 and 1.5 are different
+// json.Numbers, which the command tells apart, so they are different
+// arguments and keep their digits.
 func (t *uriTemplate) convert(values map[string]string) (json.RawMessage, *ValidationError) {
 	// Templates have few variables and short values: both buffers usually
 	// stay on the stack, leaving the result the only allocation.
@@ -204,6 +211,11 @@ func appendValue(dst []byte, v *variable, s string) ([]byte, string) {
 		}
 		orNull = " or null"
 	}
+	if v.jsonNumber && (v.kind == kindInteger || v.kind == kindNumber) {
+		// Through no float: the schema then holds the number as written,
+		// and refuses 2.5 for an integer.
+		return appendJSONNumber(dst, s, orNull)
+	}
 	switch v.kind {
 	case kindInteger:
 		if v.goKind == reflect.Float32 || v.goKind == reflect.Float64 {
@@ -347,6 +359,23 @@ func appendNumber(dst []byte, kind reflect.Kind, s, orNull string) ([]byte, stri
 		f = 0
 	}
 	return appendFloat(dst, f, bits), ""
+}
+
+// appendJSONNumber appends s, a decimal number, for a json.Number field:
+// the digits as written, in JSON's grammar (jsonDecimal), with no range but
+// the scale every number has.
+func appendJSONNumber(dst []byte, s, orNull string) ([]byte, string) {
+	if !isDecimal(s) {
+		return dst, "must be a number" + orNull
+	}
+	if _, err := strconv.ParseFloat(s, 64); errors.Is(err, strconv.ErrSyntax) {
+		// Only the syntax: a json.Number holds 1e400, which overflows.
+		return dst, "must be a number" + orNull
+	}
+	if numberOutOfScale(s) {
+		return dst, outOfScaleMessage
+	}
+	return append(dst, jsonDecimal(s)...), ""
 }
 
 // isDecimal reports whether s is made only of the characters of a decimal

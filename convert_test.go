@@ -22,7 +22,7 @@ type convertCase struct {
 
 func convertCases() []convertCase {
 	show, index, orders := tplCustomersShow(), tplCustomersIndex(), tplOrdersBetween()
-	products, kinds := tplProductsSearch(), tplKinds()
+	products, kinds, amounts := tplProductsSearch(), tplKinds(), tplAmounts()
 	return []convertCase{
 		// Integers.
 		{name: "integer", tpl: show, uri: "app://customers_show/12", want: `{"id":12}`},
@@ -76,6 +76,24 @@ func convertCases() []convertCase {
 		{name: "float32", tpl: kinds, uri: "app://kinds/1?ratio=1.1", want: `{"ratio":1.1,"small":1}`},
 		{name: "float32 spelled long", tpl: kinds, uri: "app://kinds/1?ratio=1.10000002384", want: `{"ratio":1.1,"small":1}`},
 		{name: "float32 overflow", tpl: kinds, uri: "app://kinds/1?ratio=3.5e38", wantFields: []string{"ratio"}, wantMessage: "must be between -3.4028235e+38 and 3.4028235e+38"},
+
+		// json.Number: the number as written, in JSON's grammar, never
+		// through a float; no range but the scale.
+		{name: "json.Number keeps every digit", tpl: amounts, uri: "app://amounts/12345678901234567890.123456789",
+			want: `{"amount":12345678901234567890.123456789}`},
+		{name: "json.Number keeps its spelling", tpl: amounts, uri: "app://amounts/12.50?max=1E%2B5", want: `{"amount":12.50,"max":1E+5}`},
+		{name: "json.Number in JSON's grammar", tpl: amounts, uri: "app://amounts/-007.?max=.5", want: `{"amount":-7,"max":0.5}`},
+		{name: "json.Number negative zero", tpl: amounts, uri: "app://amounts/-0", want: `{"amount":-0}`},
+		{name: "json.Number beyond float64", tpl: amounts, uri: "app://amounts/1e400?max=-1e-400", want: `{"amount":1e400,"max":-1e-400}`},
+		{name: "json.Number null", tpl: amounts, uri: "app://amounts/1?max=null", want: `{"amount":1,"max":null}`},
+		{name: "json.Number not a number", tpl: amounts, uri: "app://amounts/12abc?max=x",
+			wantFields: []string{"amount", "max"}, wantMessage: "must be a number"},
+		{name: "json.Number nullable message", tpl: amounts, uri: "app://amounts/1?max=x", wantFields: []string{"max"}, wantMessage: "must be a number or null"},
+		{name: "json.Number NaN", tpl: amounts, uri: "app://amounts/NaN", wantFields: []string{"amount"}, wantMessage: "must be a number"},
+		{name: "json.Number hex", tpl: amounts, uri: "app://amounts/0x10", wantFields: []string{"amount"}},
+		{name: "json.Number plus", tpl: amounts, uri: "app://amounts/%2B1", wantFields: []string{"amount"}},
+		{name: "json.Number empty", tpl: amounts, uri: "app://amounts/1?max=", wantFields: []string{"max"}},
+		{name: "json.Number out of scale", tpl: amounts, uri: "app://amounts/1e1001", wantFields: []string{"amount"}, wantMessage: outOfScaleMessage},
 
 		// Booleans, enums, strings.
 		{name: "booleans", tpl: kinds, uri: "app://kinds/1?flag=false", want: `{"flag":false,"small":1}`},

@@ -132,8 +132,11 @@ func (c *command) goMessage(path []string, t reflect.Type, v any, err error) str
 		return "must be a string" + orNull
 	}
 	if t == jsonNumberType {
-		// Published as a string; Go wants a number in it.
-		return "must be a number written as a string" + orNull
+		// Published as a number, whose schema refuses a string first;
+		// Go is left to refuse one only where a schema of the field's own
+		// (oneof_type=number;string) lets strings through, and then it
+		// wants a number, in a string or not.
+		return "must be a number" + orNull
 	}
 	num, isNumber := v.(json.Number)
 	switch t.Kind() {

@@ -19,6 +19,8 @@
 // a struct. Its JSON Schema (github.com/invopop/jsonschema) is the tool's
 // published input schema, and every call, whichever way it comes, is held
 // to all of it: one -32602 names every failing field ([ValidationError]).
+// A json.Number field is published as a number and holds it as the request
+// wrote it, every digit kept: the type for money and other exact decimals.
 //
 // # Templates and reads
 //

@@ -82,6 +82,13 @@ func tplKinds() *uriTemplate {
 	)
 }
 
+// tplAmounts is app://amounts/{amount}{?max}, of json.Number fields.
+func tplAmounts() *uriTemplate {
+	return uriTestTemplate("amounts",
+		variable{name: "amount", kind: kindNumber, required: true, goKind: reflect.String, jsonNumber: true},
+		variable{name: "max", kind: kindNumber, nullable: true, goKind: reflect.String, jsonNumber: true})
+}
+
 // TestSplitCommand checks which URIs name a command of the scheme.
 func TestSplitCommand(t *testing.T) {
 	cases := []struct {

@@ -98,9 +98,10 @@ func (c *command) checkWrittenNumbers(values map[string]string, raw json.RawMess
 			v := &group[i]
 			s, ok := values[v.name]
 			// A number variable, or an integer one of a float field, which
-			// converts as a number too (appendValue): both may round.
+			// converts as a number too (appendValue): both may round. A
+			// json.Number's converts as written, and never does.
 			asNumber := v.kind == kindNumber || v.kind == kindInteger && (v.goKind == reflect.Float32 || v.goKind == reflect.Float64)
-			if !ok || !asNumber || !hasInexactNumber(json.Number(s)) || convertsExactly(s, v.goKind) {
+			if !ok || !asNumber || v.jsonNumber || !hasInexactNumber(json.Number(s)) || convertsExactly(s, v.goKind) {
 				continue
 			}
 			if written == nil {

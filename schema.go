@@ -47,11 +47,18 @@ func reflectSchema(t reflect.Type, mapper func(reflect.Type) *jsonschema.Schema)
 // the kind; a struct that decodes itself as JSON and has no fields to
 // describe (big.Int) may be anything. One with fields of its own keeps
 // them: it decodes itself to fill in defaults, say, from the same fields.
+// json.Number is a string by its kind, but encoding/json reads a JSON
+// number into it, every digit kept, and refuses a JSON string: a number,
+// whose jsonschema bounds invopop then applies (the validator compares
+// numbers exactly, so a bound on money holds to the last digit).
 // Nil leaves t to invopop: a type of its own JSONSchema, time.Time and
 // net.IP (whose formats invopop knows), and every other type.
 func inputMapper(t reflect.Type) *jsonschema.Schema {
 	if ownSchema(t) {
 		return nil
+	}
+	if t == jsonNumberType {
+		return &jsonschema.Schema{Type: "number"}
 	}
 	p := reflect.PointerTo(t) // encoding/json decodes into addressable values
 	switch {

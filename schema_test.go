@@ -580,17 +580,18 @@ type goRefusalArgs struct {
 }
 
 // What Go refuses is said in words that do not contradict the published
-// schema: a json.Number is published as a string, so "abc" is not "must be
-// a string"; a map with integer keys is an object, so a bad key is named
-// rather than the map said to be no object.
+// schema: a json.Number is published as a number, and a number in a string
+// is refused as the schema says; a map with integer keys is an object, so a
+// bad key is named rather than the map said to be no object.
 func TestGoRefusalsSayWhatIsWanted(t *testing.T) {
 	c := mustCommand[goRefusalArgs](t)
 	cases := []struct {
 		raw  string
 		want []FieldError // nil: decodes
 	}{
-		{`{"n":"12.5","m":{"7":1},"mu":{"300":"x"}}`, nil},
-		{`{"n":"abc"}`, []FieldError{{Field: "n", Message: "must be a number written as a string"}}},
+		{`{"n":12.5,"m":{"7":1},"mu":{"300":"x"}}`, nil},
+		{`{"n":"12.5"}`, []FieldError{{Field: "n", Message: "must be a number"}}},
+		{`{"n":"abc"}`, []FieldError{{Field: "n", Message: "must be a number"}}},
 		{`{"m":{"300":1}}`, []FieldError{{Field: "m", Message: "key 300 must be between -128 and 127"}}},
 		{`{"mu":{"x":"a","1":"b"}}`, []FieldError{{Field: "mu", Message: "key x must be an integer"}}},
 		{`{"mu":{"2":1}}`, []FieldError{{Field: "mu", Message: "key 2 must be a string"}}},

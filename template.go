@@ -59,6 +59,9 @@ type variable struct {
 	// number may take. reflect.Invalid when unknown: then integers are
 	// bounded by int64 and numbers by float64.
 	goKind reflect.Kind
+	// jsonNumber reports a json.Number field (goKind reflect.String): it
+	// holds a number as written, unbounded and never rounded.
+	jsonNumber bool
 }
 
 // uriTemplate is a command's URI template, a subset of RFC 6570:
@@ -250,7 +253,8 @@ func deriveTemplate(scheme, command string, published json.RawMessage, argsType 
 		}
 		required := slices.Contains(root.Required, name)
 		if kind, enum, nullable, ok := prop.scalar(); ok {
-			vars = append(vars, variable{name: name, kind: kind, enum: enum, nullable: nullable, required: required, goKind: scalarKind(fields[name])})
+			vars = append(vars, variable{name: name, kind: kind, enum: enum, nullable: nullable, required: required,
+				goKind: scalarKind(fields[name]), jsonNumber: isJSONNumber(fields[name])})
 			continue
 		}
 		if !prop.isObject() {
@@ -271,8 +275,9 @@ func deriveTemplate(scheme, command string, published json.RawMessage, argsType 
 			}
 			vars = append(vars, variable{
 				name: sub, parent: name, kind: kind, enum: enum, nullable: nullable,
-				required: required && slices.Contains(prop.Required, sub),
-				goKind:   scalarKind(inner[sub]),
+				required:   required && slices.Contains(prop.Required, sub),
+				goKind:     scalarKind(inner[sub]),
+				jsonNumber: isJSONNumber(inner[sub]),
 			})
 		}
 	}
@@ -343,6 +348,12 @@ func validVarName(name string) bool {
 		}
 	}
 	return true
+}
+
+// isJSONNumber reports a json.Number field, through pointers; false when
+// the field is unknown (nil).
+func isJSONNumber(t reflect.Type) bool {
+	return t != nil && derefType(t) == jsonNumberType
 }
 
 // scalarKind is the Go kind behind a scalar field, through pointers.

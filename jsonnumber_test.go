@@ -1,0 +1,170 @@
+package adapter
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+type jsonNumberArgs struct {
+	Amount json.Number  `json:"amount" jsonschema:"minimum=0"`
+	Max    *json.Number `json:"max,omitempty" jsonschema:"exclusiveMaximum=1000"`
+	Maybe  *json.Number `json:"maybe,omitempty" jsonschema:"nullable"`
+	Filter struct {
+		Min json.Number `json:"min,omitempty"`
+	} `json:"filter"`
+}
+
+// jsonNumberList has no template (a list), only a tool.
+type jsonNumberList struct {
+	jsonNumberArgs
+	List []json.Number `json:"list,omitempty"`
+}
+
+// A json.Number field is published as a number, since encoding/json reads
+// a JSON number into it, with its jsonschema bounds; through pointers, in
+// nested structs and in lists too.
+func TestJSONNumberPublishedAsNumber(t *testing.T) {
+	c := mustCommand[jsonNumberList](t)
+	var doc struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	if err := json.Unmarshal(c.tool.RawInputSchema, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, want string }{
+		{"amount", `{"type":"number","minimum":0}`},
+		{"max", `{"type":"number","exclusiveMaximum":1000}`},
+		{"maybe", `{"oneOf":[{"type":"number"},{"type":"null"}]}`},
+		{"filter", `{"properties":{"min":{"type":"number"}},"additionalProperties":false,"type":"object"}`},
+		{"list", `{"items":{"type":"number"},"type":"array"}`},
+	} {
+		if got := string(doc.Properties[tc.name]); got != tc.want {
+			t.Errorf("%s published as %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	if !slices.Equal(doc.Required, []string{"amount", "filter"}) {
+		t.Errorf("required %q, want amount and filter", doc.Required)
+	}
+}
+
+// A json.Number argument holds the number exactly as written, every digit
+// kept, from a tools/call and from a read alike; what the schema does not
+// publish (a number in a string) is refused with the field named, on both
+// ways in, and the bounds are held exactly.
+func TestJSONNumberArrivesAsWritten(t *testing.T) {
+	c := mustCommand[jsonNumberArgs](t)
+	const long = "12345678901234567890.123456789"
+	huge := "1" + strings.Repeat("0", maxNumberScale)
+	cases := []struct {
+		name      string
+		call, uri string // "" where the other way in has no such spelling
+		want      json.Number
+		wantErr   []FieldError
+	}{
+		{"every digit kept", `{"amount":` + long + `,"filter":{}}`, "app://cmd/" + long, long, nil},
+		{"trailing zeros kept", `{"amount":12.50,"filter":{}}`, "app://cmd/12.50", "12.50", nil},
+		{"exponent kept", `{"amount":1E+400,"filter":{}}`, "app://cmd/1E+400", "1E+400", nil},
+		{"integer beyond int64", `{"amount":99999999999999999999,"filter":{}}`, "app://cmd/99999999999999999999", "99999999999999999999", nil},
+		{"read written in JSON's grammar", "", "app://cmd/007.5", "7.5", nil},
+		{"read without a leading zero", "", "app://cmd/.5", "0.5", nil},
+		{"a number in a string", `{"amount":"12.5","filter":{}}`, "", "",
+			[]FieldError{{Field: "amount", Message: "must be a number"}}},
+		{"not a number", "", "app://cmd/abc", "",
+			[]FieldError{{Field: "amount", Message: "must be a number"}}},
+		{"below the minimum by a little", `{"amount":-0.0000000000000000000000001,"filter":{}}`, "app://cmd/-0.0000000000000000000000001", "",
+			[]FieldError{{Field: "amount", Message: "must be at least 0"}}},
+		{"at the exclusive maximum, spelled long", `{"amount":1,"max":1000.0000000000000000000,"filter":{}}`, "app://cmd/1?max=1000.0000000000000000000", "",
+			[]FieldError{{Field: "max", Message: "must be less than 1000"}}},
+		{"out of scale", `{"amount":` + huge + `,"filter":{}}`, "app://cmd/" + huge, "",
+			[]FieldError{{Field: "amount", Message: outOfScaleMessage}}},
+		{"exponent out of scale", `{"amount":1e1001,"filter":{}}`, "app://cmd/1e1001", "",
+			[]FieldError{{Field: "amount", Message: outOfScaleMessage}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			check := func(way string, got any, err error) {
+				t.Helper()
+				var errs []FieldError
+				if err != nil {
+					errs = asValidationError(err).Errors
+				}
+				if tc.wantErr != nil || errs != nil {
+					if !slices.Equal(errs, tc.wantErr) {
+						t.Errorf("%s: %v, want %v", way, errs, tc.wantErr)
+					}
+					return
+				}
+				if n := got.(jsonNumberArgs).Amount; n != tc.want {
+					t.Errorf("%s ran with amount %q, want %q", way, n, tc.want)
+				}
+			}
+			if tc.call != "" {
+				got, err := c.decode([]byte(tc.call))
+				check("tools/call "+tc.call, got, err)
+			}
+			if tc.uri != "" {
+				values, err := c.tmpl.parse(tc.uri)
+				if err != nil {
+					t.Fatal(err)
+				}
+				raw, err := c.argsFromURI(values)
+				var got any
+				if err == nil {
+					got, err = c.decode(raw)
+				}
+				check("read "+tc.uri, got, err)
+			}
+		})
+	}
+}
+
+// A completer gets a json.Number variable as the json.Number a read would
+// run with, not a float64 that rounds it.
+func TestTypedArgumentsOfAJSONNumberVariable(t *testing.T) {
+	c := mustCommand[jsonNumberArgs](t)
+	for _, tc := range []struct {
+		s    string
+		want any
+	}{
+		{"12345678901234567890.123456789", json.Number("12345678901234567890.123456789")},
+		{".5", json.Number("0.5")},
+		{"abc", "abc"},
+	} {
+		got := c.tmpl.typedArguments(map[string]string{"amount": tc.s})["amount"]
+		if fmt.Sprintf("%T %v", got, got) != fmt.Sprintf("%T %v", tc.want, tc.want) {
+			t.Errorf("amount=%s: completer gets %T %v, want %T %v", tc.s, got, got, tc.want, tc.want)
+		}
+	}
+}
+
+type jsonNumberOrString struct {
+	N json.Number `json:"n" jsonschema:"oneof_type=number;string"`
+}
+
+// A json.Number takes a number in a string only where its schema says so;
+// what Go then refuses is told as what Go wants, a number.
+func TestJSONNumberInAStringByChoice(t *testing.T) {
+	c := mustCommand[jsonNumberOrString](t)
+	for _, tc := range []struct {
+		raw     string
+		want    json.Number
+		wantErr []FieldError
+	}{
+		{`{"n":"12.50"}`, "12.50", nil},
+		{`{"n":12.50}`, "12.50", nil},
+		{`{"n":"abc"}`, "", []FieldError{{Field: "n", Message: "must be a number"}}},
+	} {
+		got, err := c.decode([]byte(tc.raw))
+		if tc.wantErr != nil {
+			wantDecodeErrors(t, c, tc.raw, tc.wantErr)
+			continue
+		}
+		if err != nil || got.(jsonNumberOrString).N != tc.want {
+			t.Errorf("%s: %#v, %v; want %q", tc.raw, got, err, tc.want)
+		}
+	}
+}
