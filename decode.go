@@ -101,6 +101,7 @@ func (c *command) quotedIssue(path []string, f goField, v any, out *[]issue) {
 		switch {
 		case kind == reflect.Bool:
 			phrase = "true or false"
+		case derefType(f.typ) == jsonNumberType: // any number, kept as written
 		case kind != reflect.Float32 && kind != reflect.Float64:
 			phrase = "an integer"
 		}

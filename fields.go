@@ -274,7 +274,9 @@ func checkFieldsIn(t reflect.Type, written bool, seen map[reflect.Type]bool) err
 			return fmt.Errorf("property %q of %v (field %s): encoding/json decodes no field of that name (two embedded fields give it at one depth, or the field is embedded unexported or inline)", name, t, p.path)
 		case !slices.Equal(g.index, p.index):
 			return fmt.Errorf("property %q of %v: the schema describes field %s, but encoding/json decodes field %s", name, t, p.path, fieldPath(t, g.index))
-		case g.quoted && derefType(g.typ).Kind() == reflect.String:
+		case g.quoted && derefType(g.typ).Kind() == reflect.String && derefType(g.typ) != jsonNumberType:
+			// A json.Number is a number to encoding/json: the option
+			// makes it a number written as a string, as the schema says.
 			return fmt.Errorf("property %q of %v (field %s): the \",string\" option on a string makes encoding/json want a quoted JSON string inside the string, which the schema cannot say", name, t, p.path)
 		case g.unsettable && !written:
 			return fmt.Errorf("property %q of %v (field %s): it is promoted through an embedded pointer to an unexported struct type, which encoding/json cannot set", name, t, p.path)

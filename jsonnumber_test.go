@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -165,6 +166,53 @@ func TestJSONNumberInAStringByChoice(t *testing.T) {
 		}
 		if err != nil || got.(jsonNumberOrString).N != tc.want {
 			t.Errorf("%s: %#v, %v; want %q", tc.raw, got, err, tc.want)
+		}
+	}
+}
+
+type jsonNumberQuoted struct {
+	N json.Number `json:"n,string"`
+}
+
+// json's ",string" option on a json.Number makes encoding/json read a
+// number written as a string ("12.50"), which the schema then publishes;
+// not a string inside a string, as on a plain string field.
+func TestJSONNumberWithStringOption(t *testing.T) {
+	c := mustCommand[jsonNumberQuoted](t)
+	if got, want := string(c.tool.RawInputSchema), `{"properties":{"n":{"type":"string"}},"additionalProperties":false,"type":"object","required":["n"]}`; got != want {
+		t.Errorf("published %s, want %s", got, want)
+	}
+	for _, tc := range []struct {
+		call, uri string
+		want      json.Number
+		wantErr   []FieldError
+	}{
+		{`{"n":"12.50"}`, "app://cmd/12.50", "12.50", nil},
+		{`{"n":"abc"}`, "app://cmd/abc", "", []FieldError{{Field: "n", Message: "must be a number written as a string"}}},
+		{`{"n":12.5}`, "", "", []FieldError{{Field: "n", Message: "must be a string"}}},
+	} {
+		values, err := c.tmpl.parse(cmp.Or(tc.uri, "app://cmd/x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := c.argsFromURI(values)
+		if err == nil {
+			_, err = c.decode(raw)
+		}
+		readErr := err
+		got, err := c.decode([]byte(tc.call))
+		if tc.wantErr != nil {
+			wantDecodeErrors(t, c, tc.call, tc.wantErr)
+			if tc.uri != "" && fmt.Sprint(readErr) != fmt.Sprint(&ValidationError{Errors: tc.wantErr}) {
+				t.Errorf("read %s: %v, want %v", tc.uri, readErr, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got.(jsonNumberQuoted).N != tc.want {
+			t.Errorf("%s: %#v, %v; want %q", tc.call, got, err, tc.want)
+		}
+		if readErr != nil {
+			t.Errorf("read %s: %v", tc.uri, readErr)
 		}
 	}
 }
