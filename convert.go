@@ -52,9 +52,8 @@ import (
 // shortest form: page=02 is 2, -0 is 0, 1.50 is 1.5, a float32 in float32's
 // shortest form), so equal arguments give equal bytes however the URI spelled
 // them: it keys the work shared between identical subscriptions. A
-// json.Number is the exception that proves it: 1.50 and 1.5 are different
-// json.Numbers, which the command tells apart, so they are different
-// arguments and keep their digits.
+// json.Number keeps its digits: 1.50 and 1.5 are different json.Numbers,
+// which the command can tell apart, so they are different arguments.
 func (t *uriTemplate) convert(values map[string]string) (json.RawMessage, *ValidationError) {
 	// Templates have few variables and short values: both buffers usually
 	// stay on the stack, leaving the result the only allocation.

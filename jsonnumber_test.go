@@ -123,6 +123,30 @@ func TestJSONNumberArrivesAsWritten(t *testing.T) {
 	}
 }
 
+// A json.Number in a struct argument, flattened into the template, keeps
+// every digit on a read as on a tools/call.
+func TestNestedJSONNumberArrivesAsWritten(t *testing.T) {
+	c := mustCommand[jsonNumberArgs](t)
+	const long = "0.10000000000000000000000001"
+	values, err := c.tmpl.parse("app://cmd/1?min=" + long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := c.argsFromURI(values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for way, args := range map[string]string{"read": string(raw), "tools/call": `{"amount":1,"filter":{"min":` + long + `}}`} {
+		got, err := c.decode([]byte(args))
+		if err != nil {
+			t.Fatalf("%s: %v", way, err)
+		}
+		if n := got.(jsonNumberArgs).Filter.Min; n != long {
+			t.Errorf("%s ran with filter.min %q, want %q", way, n, long)
+		}
+	}
+}
+
 // A completer gets a json.Number variable as the json.Number a read would
 // run with, not a float64 that rounds it.
 func TestTypedArgumentsOfAJSONNumberVariable(t *testing.T) {
