@@ -151,7 +151,15 @@ func (a UpdateCustomerArgs) Validate() error {
 // there is to check.
 type CreateOrderArgs struct {
 	CustomerID  int64       `json:"customer_id" jsonschema_description:"The customer who placed the order."`
-	AmountCents int64       `json:"amount_cents" jsonschema_description:"Amount in cents; more than 0." jsonschema:"minimum=1"`
+	AmountCents int64       `json:"amount_cents" jsonschema_description:"Amount in cents, from 1 to 1e12." jsonschema:"minimum=1,maximum=1000000000000"`
 	Status      OrderStatus `json:"status" jsonschema_description:"Where the order stands."`
 	PlacedOn    string      `json:"placed_on" jsonschema_description:"Day the order was placed (YYYY-MM-DD)." jsonschema:"format=date"`
 }
+
+// maxAmountCents is the largest amount of an order; the schema of
+// amount_cents states it. Without it two orders of 2^62 cents add up to a
+// negative total in orders_between. With it a total overflows only past
+// nine million orders in one range, whose answer, which lists them all,
+// would be far too large to send anyway; and every amount and total stays
+// below 2^53, exact as a JSON number in JavaScript too.
+const maxAmountCents = 1_000_000_000_000

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -230,4 +231,29 @@ func TestCreateOrder(t *testing.T) {
 
 	_, err = s.createOrder(ctx, CreateOrderArgs{CustomerID: 9999, AmountCents: 1, Status: StatusPaid, PlacedOn: "2030-01-01"})
 	wantFields(t, err, "customer_id")
+}
+
+// No total of orders_between may overflow: two orders of 6.9e18 cents once
+// added up to a negative total. orders_create refuses an amount above its
+// maximum, and the largest that it takes still add up exactly.
+func TestOrderTotalsDoNotOverflow(t *testing.T) {
+	s := newTestShop(t)
+	ctx := t.Context()
+	day := OrdersBetweenArgs{From: "2031-01-01", To: "2031-01-01"}
+	for _, amount := range []int64{1<<62 + 1<<61, maxAmountCents + 1, math.MaxInt64} {
+		_, err := s.a.Call(ctx, "orders_create", CreateOrderArgs{CustomerID: 1, AmountCents: amount, Status: StatusOpen, PlacedOn: day.From})
+		wantFields(t, err, "amount_cents")
+	}
+	for range 3 {
+		if _, err := s.a.Call(ctx, "orders_create", CreateOrderArgs{CustomerID: 1, AmountCents: maxAmountCents, Status: StatusOpen, PlacedOn: day.From}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := s.ordersBetween(ctx, day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Count != 3 || res.TotalAmountCents != 3*maxAmountCents {
+		t.Errorf("%d orders of %d cents: total %d", res.Count, int64(maxAmountCents), res.TotalAmountCents)
+	}
 }
