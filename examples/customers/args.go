@@ -78,7 +78,7 @@ func enumSchema[T ~string](values []T) *jsonschema.Schema {
 // IndexArgs are the arguments of customers_index. All are optional, so the
 // command also has the plain resource app://customers_index.
 type IndexArgs struct {
-	Search    string    `json:"search,omitempty" jsonschema_description:"Text to find in the name or email, ignoring case." jsonschema:"maxLength=200"`
+	Search    string    `json:"search,omitempty" jsonschema_description:"Text to find in the name or email, ignoring case." jsonschema:"maxLength=200,pattern=^[^\\x00]*$"`
 	Sort      SortKey   `json:"sort,omitempty" jsonschema_description:"What to sort by (default name)."`
 	Direction Direction `json:"direction,omitempty" jsonschema_description:"Sort order (default asc)."`
 	Page      *int      `json:"page,omitempty" jsonschema_description:"Page number from 1 (default 1)." jsonschema:"minimum=1"`
@@ -124,9 +124,12 @@ type ByIDsArgs struct {
 }
 
 // CreateCustomerArgs are the arguments of customers_create. A name is not
-// blank: it has a character that is not a space (pattern \S).
+// blank: it has a character that is not a space (\s). No text argument
+// holds the character NUL (\x00), which PostgreSQL's text cannot store or
+// compare: refused by the schema, it is a field error on both databases
+// rather than an internal error on one (format "email" refuses it too).
 type CreateCustomerArgs struct {
-	Name  string `json:"name" jsonschema_description:"Full name; not blank." jsonschema:"minLength=1,maxLength=200,pattern=\\S"`
+	Name  string `json:"name" jsonschema_description:"Full name; not blank." jsonschema:"minLength=1,maxLength=200,pattern=^[^\\x00]*[^\\s\\x00][^\\x00]*$"`
 	Email string `json:"email" jsonschema_description:"Email address; no two customers share one." jsonschema:"format=email,maxLength=254"`
 }
 
@@ -134,7 +137,7 @@ type CreateCustomerArgs struct {
 // keeps its value.
 type UpdateCustomerArgs struct {
 	ID    int64   `json:"id" jsonschema_description:"The customer's id."`
-	Name  *string `json:"name,omitempty" jsonschema_description:"New full name; not blank." jsonschema:"minLength=1,maxLength=200,pattern=\\S"`
+	Name  *string `json:"name,omitempty" jsonschema_description:"New full name; not blank." jsonschema:"minLength=1,maxLength=200,pattern=^[^\\x00]*[^\\s\\x00][^\\x00]*$"`
 	Email *string `json:"email,omitempty" jsonschema_description:"New email address." jsonschema:"format=email,maxLength=254"`
 }
 

@@ -257,3 +257,38 @@ func TestOrderTotalsDoNotOverflow(t *testing.T) {
 		t.Errorf("%d orders of %d cents: total %d", res.Count, int64(maxAmountCents), res.TotalAmountCents)
 	}
 }
+
+// PostgreSQL's text cannot hold the character NUL: a name or search with one
+// would be an internal error there, while SQLite stored and searched it. So
+// the schema refuses NUL on both databases, as a field error.
+func TestNULIsRefused(t *testing.T) {
+	s := newTestShop(t)
+	for _, tc := range []struct {
+		command string
+		args    any
+		field   string
+	}{
+		{"customers_index", IndexArgs{Search: "\x00"}, "search"},
+		{"customers_index", IndexArgs{Search: "ada\x00"}, "search"},
+		{"customers_create", CreateCustomerArgs{Name: "Ada\x00", Email: "nul@example.com"}, "name"},
+		{"customers_create", CreateCustomerArgs{Name: "\x00", Email: "nul@example.com"}, "name"},
+		{"customers_create", CreateCustomerArgs{Name: "Ada", Email: "n\x00l@example.com"}, "email"},
+		{"customers_update", UpdateCustomerArgs{ID: 1, Name: new("A\x00da")}, "name"},
+	} {
+		wantFields(t, call(t, s, tc.command, tc.args), tc.field)
+	}
+	// The patterns still take what they took.
+	for _, tc := range []struct {
+		command string
+		args    any
+	}{
+		{"customers_index", IndexArgs{Search: "50% off_\\"}},
+		{"customers_index", IndexArgs{Search: " "}},
+		{"customers_create", CreateCustomerArgs{Name: " Åke\tStraße ", Email: "ake@example.com"}},
+		{"customers_update", UpdateCustomerArgs{ID: 1, Name: new("x")}},
+	} {
+		if err := call(t, s, tc.command, tc.args); err != nil {
+			t.Errorf("%s %+v: %v", tc.command, tc.args, err)
+		}
+	}
+}
