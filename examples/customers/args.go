@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"time"
 
 	"github.com/invopop/jsonschema"
@@ -124,7 +125,8 @@ type ByIDsArgs struct {
 }
 
 // CreateCustomerArgs are the arguments of customers_create. A name is not
-// blank: it has a character that is not a space (\s). No text argument
+// blank: it has a character that is not a space (the pattern's \s, and
+// Validate for the rest of Unicode's spaces). No text argument
 // holds the character NUL (\x00), which PostgreSQL's text cannot store or
 // compare: refused by the schema, it is a field error on both databases
 // rather than an internal error on one (format "email" refuses it too).
@@ -132,6 +134,22 @@ type CreateCustomerArgs struct {
 	Name  string `json:"name" jsonschema_description:"Full name; not blank." jsonschema:"minLength=1,maxLength=200,pattern=^[^\\x00]*[^\\s\\x00][^\\x00]*$"`
 	Email string `json:"email" jsonschema_description:"Email address; no two customers share one." jsonschema:"format=email,maxLength=254"`
 }
+
+// Validate checks that the name is not blank. The pattern says so only
+// for ASCII white space (its \s), but customers_create trims all that
+// unicode.IsSpace calls space, and a name of a no-break space would be
+// stored as "".
+func (a CreateCustomerArgs) Validate() error {
+	if isBlank(a.Name) {
+		return fieldError("name", nameBlank)
+	}
+	return nil
+}
+
+// isBlank reports whether s is nothing once trimmed as the commands trim it.
+func isBlank(s string) bool { return strings.TrimSpace(s) == "" }
+
+const nameBlank = "must not be blank"
 
 // UpdateCustomerArgs are the arguments of customers_update. A field left out
 // keeps its value.
@@ -142,10 +160,13 @@ type UpdateCustomerArgs struct {
 }
 
 // Validate checks what the schema's tags cannot say: that there is something
-// to change.
+// to change, and that a new name is not blank (see CreateCustomerArgs).
 func (a UpdateCustomerArgs) Validate() error {
-	if a.Name == nil && a.Email == nil {
+	switch {
+	case a.Name == nil && a.Email == nil:
 		return fieldError("", "give a name, an email or both")
+	case a.Name != nil && isBlank(*a.Name):
+		return fieldError("name", nameBlank)
 	}
 	return nil
 }

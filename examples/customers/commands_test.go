@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -290,5 +291,21 @@ func TestNULIsRefused(t *testing.T) {
 		if err := call(t, s, tc.command, tc.args); err != nil {
 			t.Errorf("%s %+v: %v", tc.command, tc.args, err)
 		}
+	}
+}
+
+// A name is not blank. The schema's pattern cannot say it alone: its \s is
+// ASCII white space, while the commands trim what Go calls space
+// (unicode.IsSpace), so a name of a no-break space or a \v passed the
+// pattern and was stored as "".
+func TestBlankNamesAreRefused(t *testing.T) {
+	s := newTestShop(t)
+	for i, name := range []string{"\u00a0", "\v", "\u3000", "\u2028", "\u0085", " \u00a0\t\u205f "} {
+		email := fmt.Sprintf("blank%d@example.com", i)
+		wantFields(t, call(t, s, "customers_create", CreateCustomerArgs{Name: name, Email: email}), "name")
+		wantFields(t, call(t, s, "customers_update", UpdateCustomerArgs{ID: 1, Name: &name}), "name")
+	}
+	if c, err := s.show(t.Context(), ShowArgs{ID: 1}); err != nil || c.Name != "Ada Lovelace" {
+		t.Errorf("customer 1 after refused updates: %+v, %v", c, err)
 	}
 }
