@@ -19,7 +19,8 @@ type store struct {
 }
 
 // openStore opens the database at path, or a private in-memory database when
-// path is "", creates the schema and seeds the demo data if it is empty.
+// path is "" or ":memory:", creates the schema and seeds the demo data if it
+// is empty.
 func openStore(ctx context.Context, path string) (*store, error) {
 	db, err := openDB(path)
 	if err != nil {
@@ -49,7 +50,10 @@ func openStore(ctx context.Context, path string) (*store, error) {
 func openDB(path string) (*sql.DB, error) {
 	// foreign_keys is a per-connection setting, hence in the DSN.
 	const pragmas = "_pragma=foreign_keys(1)&_pragma=busy_timeout(5000)"
-	if path == "" {
+	// ":memory:" is SQLite's own name for an in-memory database. Opened as
+	// a file below, each connection of the pool would be a database of its
+	// own, the first one seeded and the others empty.
+	if path == "" || path == ":memory:" {
 		db, err := sql.Open("sqlite", ":memory:?"+pragmas)
 		if err != nil {
 			return nil, fmt.Errorf("open in-memory database: %w", err)

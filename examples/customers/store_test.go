@@ -200,8 +200,11 @@ func TestWrites(t *testing.T) {
 // TestConcurrentReadsAndWrites runs under -race: the in-memory store has one
 // connection that callers take turns on, the file store several connections
 // that wait for SQLite's locks. Neither may fail.
+// -db :memory: is SQLite's own name for an in-memory database; opened as a
+// file, every connection of the pool was a database of its own, empty, and
+// concurrent requests failed with "no such table: customers".
 func TestConcurrentReadsAndWrites(t *testing.T) {
-	for name, path := range map[string]string{"memory": "", "file": filepath.Join(t.TempDir(), "shop.db")} {
+	for name, path := range map[string]string{"memory": "", ":memory:": ":memory:", "file": filepath.Join(t.TempDir(), "shop.db")} {
 		t.Run(name, func(t *testing.T) {
 			st, err := openStore(t.Context(), path)
 			if err != nil {
