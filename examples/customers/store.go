@@ -68,7 +68,10 @@ func openDB(path string) (*sql.DB, error) {
 		// The driver reads everything after '?' as options.
 		return nil, fmt.Errorf("database path %q: must not contain '?' or '#'", path)
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+	// "file:"+path is an SQLite URI, which percent-decodes the path: escape
+	// '%' so that -db a%41.db opens a%41.db, not aA.db.
+	uriPath := strings.ReplaceAll(path, "%", "%25")
+	db, err := sql.Open("sqlite", "file:"+uriPath+"?"+pragmas+"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
 	}

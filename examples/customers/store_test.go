@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
 	"sync"
@@ -264,5 +265,27 @@ func TestSeedEmail(t *testing.T) {
 			t.Errorf("two customers have %s", email)
 		}
 		seen[email] = true
+	}
+}
+
+// -db names a file, not a URI: the driver opens "file:"+path as an SQLite
+// URI, which percent-decodes it, so -db a%41.db opened aA.db.
+func TestDatabasePathIsLiteral(t *testing.T) {
+	for _, name := range []string{"a%41.db", "100%.db", "x%2Fy.db"} {
+		dir := t.TempDir()
+		st, err := openStore(t.Context(), filepath.Join(dir, name))
+		if err != nil {
+			t.Errorf("-db %s: %v", name, err)
+			continue
+		}
+		st.Close()
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			entries, _ := os.ReadDir(dir)
+			var names []string
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			t.Errorf("-db %s: %v; the directory holds %q", name, err, names)
+		}
 	}
 }
