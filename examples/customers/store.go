@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver: no cgo, nothing to install
@@ -69,8 +70,9 @@ func openDB(path string) (*sql.DB, error) {
 		return nil, fmt.Errorf("database path %q: must not contain '?' or '#'", path)
 	}
 	// "file:"+path is an SQLite URI, which percent-decodes the path: escape
-	// '%' so that -db a%41.db opens a%41.db, not aA.db.
-	uriPath := strings.ReplaceAll(path, "%", "%25")
+	// '%' so that -db a%41.db opens a%41.db, not aA.db. Clean makes //tmp
+	// /tmp: "file://tmp" would name a host.
+	uriPath := strings.ReplaceAll(filepath.Clean(path), "%", "%25")
 	db, err := sql.Open("sqlite", "file:"+uriPath+"?"+pragmas+"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", path, err)
