@@ -140,6 +140,8 @@ func serveHTTP(ctx context.Context, ln net.Listener, inst *instance, logger *slo
 // another site whose name resolves to 127.0.0.1 (DNS rebinding) reaches the
 // server from the operator's own browser, over loopback, but with its own
 // name as Host. (mcp-go's localhost protection refuses it on /mcp alike.)
+// And it must not carry a proxy's forwarding headers: a proxy on this host
+// is loopback too.
 func loopbackOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, _, err := net.SplitHostPort(r.RemoteAddr)
@@ -151,8 +153,26 @@ func loopbackOnly(h http.Handler) http.Handler {
 			http.Error(w, fmt.Sprintf("forbidden: this page answers loopback only, not host %q", r.Host), http.StatusForbidden)
 			return
 		}
+		if forwarded(r.Header) {
+			// A reverse proxy on this host connects over loopback and, as
+			// nginx does by default, may name this server as Host: the
+			// page would answer whoever the proxy serves.
+			http.Error(w, "forbidden: this page answers loopback only, not requests through a proxy", http.StatusForbidden)
+			return
+		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// forwarded reports whether a request says it came through a proxy: the
+// headers proxies add for the client they serve.
+func forwarded(h http.Header) bool {
+	for _, name := range []string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Real-Ip"} {
+		if _, ok := h[name]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // isLoopbackName reports whether host (a Host header, with or without a

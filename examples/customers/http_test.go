@@ -174,21 +174,31 @@ func TestLoopbackOnlyRefusesRebinding(t *testing.T) {
 	defer hs.Close()
 	port := hs.Listener.Addr().(*net.TCPAddr).Port
 	for _, tc := range []struct {
-		host string
-		want int
+		host   string
+		header string // a proxy's forwarding header, "" for none
+		want   int
 	}{
-		{fmt.Sprintf("127.0.0.1:%d", port), http.StatusOK},
-		{fmt.Sprintf("localhost:%d", port), http.StatusOK},
-		{fmt.Sprintf("[::1]:%d", port), http.StatusOK},
-		{"localhost", http.StatusOK},
-		{fmt.Sprintf("evil.example:%d", port), http.StatusForbidden},
-		{"evil.example", http.StatusForbidden},
-		{fmt.Sprintf("192.0.2.1:%d", port), http.StatusForbidden},
+		{host: fmt.Sprintf("127.0.0.1:%d", port), want: http.StatusOK},
+		{host: fmt.Sprintf("localhost:%d", port), want: http.StatusOK},
+		{host: fmt.Sprintf("[::1]:%d", port), want: http.StatusOK},
+		{host: "localhost", want: http.StatusOK},
+		{host: fmt.Sprintf("evil.example:%d", port), want: http.StatusForbidden},
+		{host: "evil.example", want: http.StatusForbidden},
+		{host: fmt.Sprintf("192.0.2.1:%d", port), want: http.StatusForbidden},
+		// A reverse proxy on this host (nginx names the upstream as Host
+		// by default) passes both checks above but says whom it serves.
+		{host: fmt.Sprintf("127.0.0.1:%d", port), header: "X-Forwarded-For", want: http.StatusForbidden},
+		{host: fmt.Sprintf("127.0.0.1:%d", port), header: "Forwarded", want: http.StatusForbidden},
+		{host: fmt.Sprintf("127.0.0.1:%d", port), header: "X-Real-Ip", want: http.StatusForbidden},
+		{host: fmt.Sprintf("127.0.0.1:%d", port), header: "X-Forwarded-Host", want: http.StatusForbidden},
 	} {
 		req, _ := http.NewRequest(http.MethodGet, hs.URL, nil)
 		req.Host = tc.host
+		if tc.header != "" {
+			req.Header.Set(tc.header, "203.0.113.9")
+		}
 		if status, _, _ := doRaw(t, req); status != tc.want {
-			t.Errorf("Host %s: %d, want %d", tc.host, status, tc.want)
+			t.Errorf("Host %s, %s: %d, want %d", tc.host, tc.header, status, tc.want)
 		}
 	}
 }
