@@ -148,17 +148,34 @@ func duplicateKeyError(at []string, key string) *ValidationError {
 	}
 	var msg strings.Builder
 	if len(at) > 1 {
-		msg.WriteString("item ")
-		for i, step := range at[1:] {
-			if i > 0 {
-				msg.WriteByte('/')
-			}
-			msg.WriteString(shortKey(step))
-		}
-		msg.WriteByte(' ')
+		msg.WriteString("item " + itemPath(at[1:]) + " ")
 	}
 	msg.WriteString("has the key " + quoteName(key) + " twice" + rule)
 	return &ValidationError{Errors: []FieldError{{Field: shortKey(at[0]), Message: msg.String()}}}
+}
+
+// maxPathSteps is how many steps of a path inside an argument an error
+// names: json nests 10,000 deep, and every step is the client's.
+const maxPathSteps = 6
+
+// itemPath is steps joined by "/", each shortened, and only the first and
+// last maxPathSteps/2 of them, around "…", when there are more: a message
+// of any length could not be rewritten by the edges either.
+func itemPath(steps []string) string {
+	var b strings.Builder
+	for i, step := range steps {
+		if len(steps) > maxPathSteps && i == maxPathSteps/2 {
+			b.WriteString("/…")
+		}
+		if len(steps) > maxPathSteps && i >= maxPathSteps/2 && i < len(steps)-maxPathSteps/2 {
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		b.WriteString(shortKey(step))
+	}
+	return b.String()
 }
 
 // shortKey is k, cut to its first 64 bytes and "…" when longer.

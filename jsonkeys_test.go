@@ -138,3 +138,24 @@ func duplicateKeyByTokens(t *testing.T, data []byte) (string, bool) {
 		}
 	}
 }
+
+// The path to a repeated key comes from the client, as deep as json
+// nests: the message stays short however deep it is, naming the argument,
+// the first and last steps, and the key.
+func TestDuplicateKeyErrorIsBounded(t *testing.T) {
+	step := strings.Repeat("s", 200)
+	at := []string{"filter"}
+	for range 9000 {
+		at = append(at, step)
+	}
+	at = append(at, "last")
+	msg := duplicateKeyError(at, "k").Errors[0].Error()
+	if len(msg) > 1024 {
+		t.Errorf("message of %d bytes, want at most 1 KiB: %.200s…", len(msg), msg)
+	}
+	for _, want := range []string{"filter: item " + step[:64] + "…/", "/last has the key \"k\" twice"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %.300s… does not say %q", msg, want)
+		}
+	}
+}
