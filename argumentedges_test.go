@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -266,5 +268,58 @@ func TestCallRefusesAmbiguousJSONArguments(t *testing.T) {
 	}
 	if n, err := a.Call(context.Background(), "labels", json.RawMessage(` {"labels":{"a":1,"b":2}} `)); err != nil || n != 2 {
 		t.Errorf("Call with distinct keys = %v, %v; want 2", n, err)
+	}
+}
+
+// mapKeyArgs has maps whose keys json reads into Go values: two different
+// JSON keys may be one key of the map ("1" and "01" are both 1).
+type mapKeyArgs struct {
+	ByID   map[int]string       `json:"by_id,omitempty"`
+	Small  map[uint8]int        `json:"small,omitempty"`
+	Hosts  map[netip.Addr]int   `json:"hosts,omitempty"`
+	Groups []mapKeyGroup        `json:"groups,omitempty"`
+	Labels map[string]string    `json:"labels,omitempty"`
+	Nested map[int]map[int]bool `json:"nested,omitempty"`
+}
+
+type mapKeyGroup struct {
+	Members map[int64]bool `json:"members,omitempty"`
+}
+
+// A tools/call whose object gives two keys that json reads as one key of
+// a Go map is refused as a key given twice is: json would keep the last
+// without a word. Distinct keys pass.
+func TestToolCallRefusesKeysThatNameOneMapKey(t *testing.T) {
+	srv := server.NewMCPServer("t", "1")
+	a := adapter.Wrap(srv)
+	ran := 0
+	adapter.Live(a, "map_keys", "", func(_ context.Context, args mapKeyArgs) (int, error) {
+		ran++
+		return len(args.ByID) + len(args.Small) + len(args.Hosts) + len(args.Labels) + len(args.Nested), nil
+	})
+	c := adaptertest.New(t, a)
+	for _, tc := range []struct{ args, want string }{
+		{`{"by_id":{"1":"a","01":"b"}}`, `by_id: has the keys "01" and "1", which are one key`},
+		{`{"small":{"7":1,"007":2}}`, `small: has the keys "007" and "7", which are one key`},
+		{`{"hosts":{"::1":1,"0::1":2}}`, `hosts: has the keys "0::1" and "::1", which are one key`},
+		{`{"groups":[{},{"members":{"5":true,"05":false}}]}`, `groups: item 1/members has the keys "05" and "5", which are one key`},
+		{`{"nested":{"1":{"2":true,"02":true}}}`, `nested: item 1 has the keys "02" and "2", which are one key`},
+	} {
+		res, err := c.CallTool("map_keys", json.RawMessage(tc.args))
+		if err != nil {
+			t.Fatalf("tools/call %s: %v", tc.args, err)
+		}
+		said := fmt.Sprint(res.Content)
+		if !res.IsError || !strings.Contains(said, tc.want) {
+			t.Errorf("tools/call %s: error=%v, said %s; want it refused with %q", tc.args, res.IsError, said, tc.want)
+		}
+	}
+	if ran != 0 {
+		t.Errorf("the command ran %d times", ran)
+	}
+	res, err := c.CallTool("map_keys", json.RawMessage(`{"by_id":{"1":"a","10":"b"},"hosts":{"::1":1,"::2":2},"labels":{"a":"x","A":"y"},"nested":{"1":{"1":true},"2":{"1":true}}}`))
+	if err != nil || res.IsError {
+		b, _ := json.Marshal(res)
+		t.Errorf("distinct keys: %v %s; want them accepted", err, b)
 	}
 }

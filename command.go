@@ -102,6 +102,9 @@ type command struct {
 	// exactDigits: an integer of up to this many digits decodes exactly
 	// into every float of the arguments type (numbers.go).
 	exactDigits int
+	// decodedKeys: the arguments type has a map whose keys json decodes,
+	// two of which may be one (mapkeys.go).
+	decodedKeys bool
 	// logger logs the panics of the user's code outside the chain
 	// (userpanic.go).
 	logger *slog.Logger
@@ -138,7 +141,7 @@ func newCommand[A, R any](scheme, name, description string, live bool, opts []Co
 	}
 	c := &command{
 		name: name, title: cc.title, description: description, live: live, confirm: cc.confirm,
-		argsType: argsType, exactDigits: exactDigits(argsType), schema: schema, inputSchema: compiled, nullable: nullablePaths(schema),
+		argsType: argsType, exactDigits: exactDigits(argsType), decodedKeys: hasDecodedKeys(argsType, map[reflect.Type]bool{}), schema: schema, inputSchema: compiled, nullable: nullablePaths(schema),
 		structured: !cc.noStructured,
 		reads:      cc.reads, completers: cc.completers,
 	}

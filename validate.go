@@ -103,6 +103,11 @@ func (c *command) check(raw []byte, prior []issue) (args any, err error) {
 		// The common case: one decoding, then Validate.
 		ptr := reflect.New(c.argsType)
 		if decodeStrict(raw, ptr.Interface()) == nil {
+			if c.decodedKeys {
+				if at, first, second, twice := collapsedKey(c.argsType, obj, nil); twice {
+					return nil, collapsedKeyError(at, first, second)
+				}
+			}
 			if !hasNumberBeyond(inst, c.exactDigits) {
 				return c.validate(ptr)
 			}
