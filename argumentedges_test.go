@@ -323,3 +323,40 @@ func TestToolCallRefusesKeysThatNameOneMapKey(t *testing.T) {
 		t.Errorf("distinct keys: %v %s; want them accepted", err, b)
 	}
 }
+
+// A request that gives a key of its own twice ("arguments", "name",
+// "uri") is as ambiguous as arguments that do: json keeps the last, where
+// a proxy that checked the first meant that one. It is refused with
+// -32602, and nothing runs. The legacy client sends params as given (the
+// modern one re-encodes them to add _meta).
+func TestRequestRefusesAParamGivenTwice(t *testing.T) {
+	a := adapter.Wrap(server.NewMCPServer("t", "1"))
+	var seen []float64
+	adapter.Live(a, "edge_numbers", "", func(_ context.Context, args edgeNumberArgs) (int, error) {
+		seen = append(seen, *args.Max)
+		return 0, nil
+	})
+	c := adaptertest.New(t, a, adaptertest.Legacy())
+	for _, tc := range []struct{ method, params, want string }{
+		{"tools/call", `{"name":"edge_numbers","arguments":{"max":0.5},"arguments":{"max":0.9}}`, `params: has the key "arguments" twice`},
+		{"tools/call", `{"name":"elsewhere","name":"edge_numbers","arguments":{"max":0.5}}`, `params: has the key "name" twice`},
+		{"resources/read", `{"uri":"app://edge_numbers?max=0.5","uri":"app://edge_numbers?max=0.9"}`, `params: has the key "uri" twice`},
+		{"tools/call", `{"name":"edge_numbers","arguments":{"max":0.5,"max":0.9}}`, ``}, // an isError result naming max
+		{"tools/call", `{"name":"edge_numbers","params":1,"arguments":{"max":0.5}}`, ``},
+	} {
+		_, err := c.Call(tc.method, json.RawMessage(tc.params))
+		var werr *adaptertest.WireError
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%s %s: %v; want it answered", tc.method, tc.params, err)
+			}
+			continue
+		}
+		if !errors.As(err, &werr) || werr.Code != -32602 || !strings.Contains(werr.Message, tc.want) {
+			t.Errorf("%s %s: %v; want -32602 saying %q", tc.method, tc.params, err, tc.want)
+		}
+	}
+	if len(seen) != 1 {
+		t.Errorf("the command ran with %v; want it run once, by the last request", seen)
+	}
+}

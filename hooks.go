@@ -14,6 +14,7 @@ func (a *Adapter) installHooks(h *server.Hooks) {
 	h.AddAfterListResources(a.filterResources)
 	h.AddAfterListResourceTemplates(a.filterTemplates)
 	h.AddOnError(a.onError)
+	h.AddOnRequestInitialization(a.ambiguousRequestHook) // before subscribeHook
 	a.installLiveHooks(h)
 }
 
