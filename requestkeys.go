@@ -17,14 +17,15 @@ import (
 // refuses it instead, as an isError result naming the argument, as for
 // Adapter.Call.
 
-// servedMethods are the methods whose requests the adapter serves, or
-// reads the parameters of.
-var servedMethods = map[mcp.MCPMethod]bool{
-	mcp.MethodToolsCall:           true,
-	mcp.MethodResourcesRead:       true,
-	mcp.MethodResourcesSubscribe:  true,
-	mcp.MethodSubscriptionsListen: true,
-	mcp.MethodCompletionComplete:  true,
+// served reports the methods whose requests the adapter serves, or reads
+// the parameters of.
+func served(m mcp.MCPMethod) bool {
+	switch m {
+	case mcp.MethodToolsCall, mcp.MethodResourcesRead, mcp.MethodResourcesSubscribe,
+		mcp.MethodSubscriptionsListen, mcp.MethodCompletionComplete:
+		return true
+	}
+	return false
 }
 
 // ambiguousRequestHook is the request-initialization hook that refuses
@@ -37,7 +38,7 @@ func (a *Adapter) ambiguousRequestHook(ctx context.Context, id any, message any)
 	var m struct {
 		Method mcp.MCPMethod `json:"method"`
 	}
-	if json.Unmarshal(raw, &m) != nil || !servedMethods[m.Method] {
+	if json.Unmarshal(raw, &m) != nil || !served(m.Method) {
 		return nil
 	}
 	at, key, twice := duplicateKey(raw)
