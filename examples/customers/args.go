@@ -126,10 +126,11 @@ type ByIDsArgs struct {
 
 // CreateCustomerArgs are the arguments of customers_create. A name is not
 // blank: it has a character that is not a space (the pattern's \s, and
-// Validate for the rest of Unicode's spaces). No text argument
-// holds the character NUL (\x00), which PostgreSQL's text cannot store or
+// Validate for the rest of Unicode's spaces). A name or search does not
+// hold the character NUL (\x00), which PostgreSQL's text cannot store or
 // compare: refused by the schema, it is a field error on both databases
-// rather than an internal error on one (format "email" refuses it too).
+// rather than an internal error on one. Format "email" refuses it only
+// outside quotes: "n\x00l"@example.com passes it.
 type CreateCustomerArgs struct {
 	Name  string `json:"name" jsonschema_description:"Full name; not blank." jsonschema:"minLength=1,maxLength=200,pattern=^[^\\x00]*[^\\s\\x00][^\\x00]*$"`
 	Email string `json:"email" jsonschema_description:"Email address; no two customers share one." jsonschema:"format=email,maxLength=254"`
@@ -184,6 +185,7 @@ type CreateOrderArgs struct {
 // amount_cents states it. Without it two orders of 2^62 cents add up to a
 // negative total in orders_between. With it a total overflows only past
 // nine million orders in one range, whose answer, which lists them all,
-// would be far too large to send anyway; and every amount and total stays
-// below 2^53, exact as a JSON number in JavaScript too.
+// would be far too large to send anyway. Every amount stays below 2^53,
+// exact as a JSON number in JavaScript too, and so does a total of up to
+// 9,007 orders.
 const maxAmountCents = 1_000_000_000_000
