@@ -110,8 +110,11 @@ func (a *Adapter) Server() *server.MCPServer { return a.srv }
 // before fn on every tools/call and read.
 //
 // Live panics on a programming error, before anything is registered: an
-// empty or invalid name, a name already declared, a nil fn, an A that is
-// not a struct, a schema the validator cannot compile, a completer for a
+// empty or invalid name, a name already declared, a nil fn or option, an A
+// that is not a struct or that the adapter could not serve as its schema
+// says (a property encoding/json decodes into another field, a jsonschema
+// tag keyword invopop would drop, ",string" on a string: docs/commands.md
+// lists them), a schema the validator cannot compile, a completer for a
 // variable the template lacks, a WithBatch of other types, or a name whose
 // plain resource the server already has.
 func Live[A, R any](a *Adapter, name, description string, fn func(context.Context, A) (R, error), opts ...CommandOption) {
