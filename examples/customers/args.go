@@ -129,11 +129,12 @@ type ByIDsArgs struct {
 // Validate for the rest of Unicode's spaces). A name or search does not
 // hold the character NUL (\x00), which PostgreSQL's text cannot store or
 // compare: refused by the schema, it is a field error on both databases
-// rather than an internal error on one. Format "email" refuses it only
-// outside quotes: "n\x00l"@example.com passes it.
+// rather than an internal error on one. Nor does an email: format "email"
+// refuses NUL only outside quotes ("n\x00l"@example.com passes it), so
+// the email has the pattern too.
 type CreateCustomerArgs struct {
 	Name  string `json:"name" jsonschema_description:"Full name; not blank." jsonschema:"minLength=1,maxLength=200,pattern=^[^\\x00]*[^\\s\\x00][^\\x00]*$"`
-	Email string `json:"email" jsonschema_description:"Email address; no two customers share one." jsonschema:"format=email,maxLength=254"`
+	Email string `json:"email" jsonschema_description:"Email address; no two customers share one." jsonschema:"format=email,maxLength=254,pattern=^[^\\x00]*$"`
 }
 
 // Validate checks that the name is not blank. The pattern says so only
@@ -157,7 +158,7 @@ const nameBlank = "must not be blank"
 type UpdateCustomerArgs struct {
 	ID    int64   `json:"id" jsonschema_description:"The customer's id."`
 	Name  *string `json:"name,omitempty" jsonschema_description:"New full name; not blank." jsonschema:"minLength=1,maxLength=200,pattern=^[^\\x00]*[^\\s\\x00][^\\x00]*$"`
-	Email *string `json:"email,omitempty" jsonschema_description:"New email address." jsonschema:"format=email,maxLength=254"`
+	Email *string `json:"email,omitempty" jsonschema_description:"New email address." jsonschema:"format=email,maxLength=254,pattern=^[^\\x00]*$"`
 }
 
 // Validate checks what the schema's tags cannot say: that there is something

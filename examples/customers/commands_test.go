@@ -274,6 +274,9 @@ func TestNULIsRefused(t *testing.T) {
 		{"customers_create", CreateCustomerArgs{Name: "Ada\x00", Email: "nul@example.com"}, "name"},
 		{"customers_create", CreateCustomerArgs{Name: "\x00", Email: "nul@example.com"}, "name"},
 		{"customers_create", CreateCustomerArgs{Name: "Ada", Email: "n\x00l@example.com"}, "email"},
+		// format=email takes a NUL inside a quoted local part.
+		{"customers_create", CreateCustomerArgs{Name: "Ada", Email: "\"n\x00l\"@example.com"}, "email"},
+		{"customers_update", UpdateCustomerArgs{ID: 1, Email: new("\"n\x00l\"@example.com")}, "email"},
 		{"customers_update", UpdateCustomerArgs{ID: 1, Name: new("A\x00da")}, "name"},
 	} {
 		wantFields(t, call(t, s, tc.command, tc.args), tc.field)
