@@ -125,7 +125,8 @@ func (c *Client) CallTool(name string, args any) (*mcp.CallToolResult, error) {
 
 // Complete asks for completions of the variable arg of the resource
 // template ref (its URI template, as resources/templates/list gives it,
-// such as "app://customers_index{?direction,page,per_page,search,sort}"),
+// such as "app://customers_index{?direction,page,per_page,search,sort}",
+// or an expanded URI of it, which the adapter checks as a read would),
 // with value typed so far and the values of other variables in context
 // (nil for none). The error is a *WireError when the server answered one.
 func (c *Client) Complete(ref, arg, value string, context map[string]string) (*mcp.CompleteResult, error) {
