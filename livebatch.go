@@ -182,7 +182,10 @@ func (r *liveRegistry) rerunBatch(j *job) {
 	}
 	res, err := c.batchHandler(ctx, &rc.call)
 	rc.rec.close()
-	_, ended := rc.end()
+	now, ended := rc.end()
+	if r.a.cfg.observer != nil {
+		j.obs[len(j.obs)-1].ran(now)
+	}
 	if ended == context.DeadlineExceeded {
 		for i := range j.late {
 			j.late[i] = true

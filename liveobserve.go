@@ -71,6 +71,8 @@ type rerunObservation struct {
 	ctx context.Context // the re-run's, as the Observer made it
 	o   Observation
 	cmd string
+	// start is the Op's Start: the run's phase (ran) begins there.
+	start time.Time
 	// How the re-run went, noted under the registry's lock (settleLocked)
 	// and told without it (report).
 	err      error
@@ -100,7 +102,19 @@ func (r *liveRegistry) observeRerun(parent context.Context, cmd string, causes *
 		}
 	}
 	ctx, o := obs.Observe(parent, op)
-	return ctx, rerunObservation{obs: obs, ctx: ctx, o: o, cmd: cmd}
+	return ctx, rerunObservation{obs: obs, ctx: ctx, o: o, cmd: cmd, start: op.Start}
+}
+
+// ran tells the Observer that the run (the query's, or the batch's call)
+// returned at end, as the phase PhaseCommand. End comes later, once the
+// run is applied: a worker applies a chunk of up to maxChunk runs
+// together and reports them after, so End's own time says how long the
+// worker took, not how long the query did.
+func (ro *rerunObservation) ran(end time.Time) {
+	if ro.o == nil {
+		return
+	}
+	ro.o.Phase(PhaseCommand, ro.start, end)
 }
 
 // mergeCauses adds the causes of another query of a batch to c, within the

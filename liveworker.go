@@ -168,6 +168,9 @@ func (r *liveRegistry) rerunOne(j *job, i int, start time.Time) time.Time {
 	res, err := c.handler(ctx, &rc.call)
 	rc.rec.close()
 	now, ended := rc.end()
+	if r.a.cfg.observer != nil {
+		j.obs[len(j.obs)-1].ran(now)
+	}
 	if j.late[i] = ended == context.DeadlineExceeded; j.late[i] {
 		r.logLate(j, i)
 		return now

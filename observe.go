@@ -93,7 +93,10 @@ const (
 	// internal (it failed for a reason of the server's; a failure is a
 	// result like any other, so changed and unchanged are also given with
 	// a non-nil error), late (it outlived WithRerunTimeout), or dropped
-	// (its last subscriber left while it ran).
+	// (its last subscriber left while it ran). Its one phase is
+	// PhaseCommand, the run itself (the query's, or the batch's call),
+	// reported as it returns: End comes once the run is applied, which
+	// for a worker's chunk of queries is after all of them ran.
 	OpRerun
 	// OpNotify is the queueing of a notification for each subscription of
 	// a query whose re-run found a new result; Op.Count says how many. Its

@@ -174,6 +174,11 @@ func TestObserverRerunAndNotify(t *testing.T) {
 	if rr.op.Command != "items_show" || !slices.Equal(rr.op.Keys, []string{"items/1"}) || rr.outcome != OutcomeChanged || rr.ends != 1 {
 		t.Errorf("re-run %+v, outcome %q", rr.op, rr.outcome)
 	}
+	// The run is its one phase, timed when it returns: the worker may
+	// apply it, and End it, a chunk of runs later.
+	if !slices.Equal(rr.phases, []string{PhaseCommand}) {
+		t.Errorf("re-run phases %q, want the command's", rr.phases)
+	}
 	if len(rr.op.Causes) != 1 || rr.op.Causes[0].Value(writerKey{}) != "the write" {
 		t.Errorf("re-run causes %v, want the writer's context", rr.op.Causes)
 	}

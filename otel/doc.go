@@ -37,7 +37,9 @@
 // Adapter.LiveStats), observed when metrics are collected; only the re-run
 // duration is recorded as it happens. A batched re-run (adapter.WithBatch)
 // counts one re-run per argument set, as LiveStats does, all with the
-// batch's outcome (changed when any set notified), and one duration.
+// batch's outcome (changed when any set notified), and one duration. A
+// re-run's duration is its run's (the adapter's PhaseCommand), not the
+// time until the worker applied it.
 //
 // # Spans
 //
@@ -51,7 +53,10 @@
 //     that carries a span, makes each re-run it causes a child of its span
 //     and a link to it; a re-run that several writes caused links to each,
 //     up to adapter.MaxCauses. It carries the changed keys that caused it
-//     (mcplive.keys). So one trace leads from a write to the
+//     (mcplive.keys), and how long the query itself ran
+//     (mcplive.phase.command.duration: the span ends once the re-run is
+//     applied, which for a worker's chunk of queries is after all of them
+//     ran). So one trace leads from a write to the
 //     notifications it caused. Other re-runs are counted and timed, not
 //     traced, unless WithRootRerunSpans.
 //   - "notify <command>", a child of a traced re-run whose result changed:

@@ -90,11 +90,15 @@ func (in *instruments) observe(o metric.Observer) func(*command) {
 	}
 }
 
-// rerunEnded counts a re-run of c, of n queries, that began at start, and
-// records its duration.
-func (in *instruments) rerunEnded(ctx context.Context, c *command, outcome adapter.Outcome, start time.Time, n int64) {
+// rerunEnded counts a re-run of c, of n queries, that began at start and
+// ran until ran (now, when the adapter did not say), and records its
+// duration.
+func (in *instruments) rerunEnded(ctx context.Context, c *command, outcome adapter.Outcome, start, ran time.Time, n int64) {
 	c.reruns[outcomeIndex(outcome)].Add(n)
-	in.rerunDuration.Record(ctx, time.Since(start).Seconds(), c.only)
+	if ran.IsZero() {
+		ran = time.Now()
+	}
+	in.rerunDuration.Record(ctx, ran.Sub(start).Seconds(), c.only)
 }
 
 // Register reports the live registry of a (Adapter.LiveStats) through the

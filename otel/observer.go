@@ -123,6 +123,8 @@ type spanObservation struct {
 	start time.Time
 	// queries is how many re-runs a re-run counts as (see queries).
 	queries int64
+	// ran is when a re-run's run returned (see ranAt).
+	ran time.Time
 	// phases and the outcome are set on the span at End, in one call: a
 	// read's four phases and its outcome. A phase beyond them is dropped.
 	phases  [5]attribute.KeyValue
@@ -133,6 +135,9 @@ type spanObservation struct {
 // the attribute mcplive.phase.<name>.duration of the span (seconds), set
 // with the outcome at End, or with WithPhaseSpans as a child span.
 func (o *spanObservation) Phase(name string, start, end time.Time) {
+	if o.kind == adapter.OpRerun {
+		o.ran = ranAt(o.ran, name, end)
+	}
 	if !o.span.IsRecording() {
 		return
 	}
@@ -168,7 +173,7 @@ func (o *spanObservation) End(outcome adapter.Outcome, err error) {
 	case adapter.OpRead:
 		readCount{o.c}.End(outcome, err)
 	case adapter.OpRerun:
-		in.rerunEnded(o.ctx, o.c, outcome, o.start, o.queries)
+		in.rerunEnded(o.ctx, o.c, outcome, o.start, o.ran, o.queries)
 	}
 	if o.span.IsRecording() {
 		o.phases[o.nphases] = attribute.String(attrOutcome, string(outcome))
@@ -204,13 +209,27 @@ type rerunObservation struct {
 	t       *Telemetry
 	c       *command
 	start   time.Time
-	queries int64 // see queries
+	queries int64     // see queries
+	ran     time.Time // see ranAt
 }
 
-func (*rerunObservation) Phase(string, time.Time, time.Time) {}
+func (o *rerunObservation) Phase(name string, _, end time.Time) {
+	o.ran = ranAt(o.ran, name, end)
+}
 
 func (o *rerunObservation) End(outcome adapter.Outcome, _ error) {
-	o.t.inst.rerunEnded(context.Background(), o.c, outcome, o.start, o.queries)
+	o.t.inst.rerunEnded(context.Background(), o.c, outcome, o.start, o.ran, o.queries)
+}
+
+// ranAt is when a re-run's run returned: the end of its PhaseCommand, or
+// ran when name is another phase. The re-run's End comes when the worker
+// has applied it, after the rest of its chunk ran: timed to End, the first
+// of a chunk of 16 would count as sixteen runs.
+func ranAt(ran time.Time, name string, end time.Time) time.Time {
+	if name == adapter.PhaseCommand {
+		return end
+	}
+	return ran
 }
 
 // callObservation counts a tools/call: no span, and nothing to end but
