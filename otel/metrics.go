@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/embedded"
 
 	"github.com/mcplive/adapter"
 )
@@ -29,6 +30,11 @@ type instruments struct {
 	// Read from Adapter.LiveStats at each collection (Register).
 	subscriptions, queries, pending    metric.Int64ObservableGauge
 	notifications, coalesced, refusals metric.Int64ObservableCounter
+
+	// counted is the callback that observes the counts. Unregistering
+	// what Register returns unregisters it too: until then the meter
+	// provider holds the Telemetry, and reports its counts.
+	counted metric.Registration
 }
 
 func (in *instruments) init(m metric.Meter, each func(func(*command))) error {
@@ -62,8 +68,8 @@ func (in *instruments) init(m metric.Meter, each func(func(*command))) error {
 	if err := errors.Join(errs[:]...); err != nil {
 		return err
 	}
-	// Lives as long as the meter provider.
-	_, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+	var err error
+	in.counted, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		each(in.observe(o))
 		return nil
 	}, in.reads, in.calls, in.reruns, in.rateLimited)
@@ -105,7 +111,9 @@ func (in *instruments) rerunEnded(ctx context.Context, c *command, outcome adapt
 // observable instruments: subscriptions, live queries and pending
 // notifications as gauges, notifications, coalesced changes and refused
 // subscriptions as counters. They are read when metrics are collected, at
-// no cost in between. Unregister the result when a is closed. A Telemetry
+// no cost in between. Unregister the result when a is closed: that ends
+// every series the Telemetry observes, the counts of reads, calls and
+// re-runs too, and lets the meter provider forget it. A Telemetry
 // registers one adapter; a second call is an error.
 func (t *Telemetry) Register(a *adapter.Adapter) (metric.Registration, error) {
 	if a == nil {
@@ -129,7 +137,17 @@ func (t *Telemetry) Register(a *adapter.Adapter) (metric.Registration, error) {
 		t.registered.Store(false)
 		return nil, err
 	}
-	return reg, nil
+	return registrations{regs: [2]metric.Registration{reg, in.counted}}, nil
+}
+
+// registrations unregisters the registry's callback and the counts'.
+type registrations struct {
+	embedded.Registration // as the metric API asks of implementations
+	regs                  [2]metric.Registration
+}
+
+func (r registrations) Unregister() error {
+	return errors.Join(r.regs[0].Unregister(), r.regs[1].Unregister())
 }
 
 func clampInt64(n uint64) int64 {
