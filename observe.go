@@ -83,7 +83,7 @@ const (
 	// OpRead is a resources/read of a URI the adapter owns: its phases are
 	// PhaseParse, PhaseConvert, PhaseValidate and PhaseCommand, as far as
 	// it got, and its outcome one of ok, invalid, not_found, rate_limited,
-	// internal.
+	// internal, canceled.
 	OpRead OpKind = iota + 1
 	// OpCall is a tools/call of a command, with the same outcomes as a
 	// read and no phases.
@@ -142,6 +142,11 @@ const (
 	OutcomeUnchanged   Outcome = "unchanged"
 	OutcomeLate        Outcome = "late"
 	OutcomeDropped     Outcome = "dropped"
+
+	// OutcomeCanceled is a read or a tools/call whose client gave up: the
+	// request was cancelled, and the command returned its context's
+	// error. The adapter logs it at Debug: no failure of the server's.
+	OutcomeCanceled Outcome = "canceled"
 )
 
 // Bounds on what a re-run carries of its causes: a burst of writes costs
@@ -174,6 +179,17 @@ func outcomeOf(err error) Outcome {
 		}
 	}
 	return OutcomeInternal
+}
+
+// requestOutcome is the outcome of a read or a tools/call whose context is
+// ctx: outcomeOf's, but canceled when the request was cancelled and the
+// command returned that, as Adapter.internal logs it.
+func requestOutcome(ctx context.Context, err error) Outcome {
+	o := outcomeOf(err)
+	if o == OutcomeInternal && errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return OutcomeCanceled
+	}
+	return o
 }
 
 // rerunOutcome is the outcome of a re-run that was applied: whether it

@@ -66,7 +66,7 @@ func (a *Adapter) readObserved(ctx context.Context, c *command, st *readState) (
 			contents, err = readContents(st, res)
 		}
 	}
-	o.End(outcomeOf(err), err)
+	o.End(requestOutcome(ctx, err), err)
 	if err != nil {
 		return nil, a.readError(ctx, c, st.uri, err)
 	}

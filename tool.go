@@ -24,7 +24,7 @@ func (a *Adapter) toolHandler(c *command) server.ToolHandlerFunc {
 		}
 		out, err := a.callTool(ctx, c, req)
 		if o != nil {
-			o.End(outcomeOf(err), err)
+			o.End(requestOutcome(ctx, err), err)
 		}
 		if err != nil {
 			return a.toolError(ctx, c, err), nil

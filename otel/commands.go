@@ -21,7 +21,7 @@ import (
 
 // The outcomes counted, in the order of a command's counts; any outcome
 // the adapter may add later is counted as "other".
-const numOutcomes = 10
+const numOutcomes = 11
 
 func outcomeIndex(o adapter.Outcome) int {
 	switch o {
@@ -43,15 +43,17 @@ func outcomeIndex(o adapter.Outcome) int {
 		return 7
 	case adapter.OutcomeDropped:
 		return 8
+	case adapter.OutcomeCanceled:
+		return 9
 	}
-	return 9
+	return 10
 }
 
 func outcomeName(i int) string {
 	names := [numOutcomes]adapter.Outcome{
 		adapter.OutcomeOK, adapter.OutcomeInvalid, adapter.OutcomeNotFound, adapter.OutcomeRateLimited,
 		adapter.OutcomeInternal, adapter.OutcomeChanged, adapter.OutcomeUnchanged, adapter.OutcomeLate,
-		adapter.OutcomeDropped, "other",
+		adapter.OutcomeDropped, adapter.OutcomeCanceled, "other",
 	}
 	return string(names[i])
 }

@@ -25,7 +25,7 @@
 //	mcplive_notifications_total             counter  notifications handed to sessions
 //	mcplive_reruns_total{command,outcome}   counter  re-runs: changed, unchanged, internal, late, dropped
 //	mcplive_rerun_duration_seconds{command} histogram
-//	mcplive_reads_total{command,outcome}    counter  reads: ok, invalid, not_found, rate_limited, internal
+//	mcplive_reads_total{command,outcome}    counter  reads: ok, invalid, not_found, rate_limited, internal, canceled
 //	mcplive_calls_total{command,outcome}    counter  tools/calls, with the outcomes of reads
 //	mcplive_rate_limited_total{command}     counter  reads and tools/calls refused by the rate limit
 //	mcplive_coalesced_changes_total         counter  changes that cost a query no run of its own
@@ -63,7 +63,8 @@
 //     the subscriptions queued a notification (mcplive.subscribers).
 //
 // Spans carry mcplive.command and mcplive.outcome; an internal error or a
-// late re-run sets the span's status to Error. A read's URI holds its
+// late re-run sets the span's status to Error; a read that its client
+// cancelled (canceled) does not. A read's URI holds its
 // arguments, which may be personal data: it is recorded (mcp.resource.uri)
 // only with WithResourceURIs. A tools/call has no span of its own here:
 // mcp-go's tracing makes one where it is installed.
