@@ -271,14 +271,17 @@ func (j *job) settleLocked(i int, q *query, notified int) {
 	}
 	out := j.outs[i]
 	if j.fallback {
-		out.err = errBatchFailed
+		out.err = ErrBatchFailed
 	}
 	j.obs[k].settleLocked(q, out, j.late[i], notified)
 }
 
-// errBatchFailed is what an Observer is told of a batched re-run that
-// failed as a whole: its argument sets run again one by one.
-var errBatchFailed = errors.New("the batched re-run failed as a whole; its argument sets re-run one by one")
+// ErrBatchFailed is the error an Observer is told of a batched re-run
+// (WithBatch) that failed as a whole, with OutcomeInternal: its argument
+// sets then run again one by one, each observed as a re-run of its own.
+// LiveStats counts those runs and not the failed call; an Observer tells
+// the call by errors.Is.
+var ErrBatchFailed = errors.New("the batched re-run failed as a whole; its argument sets re-run one by one")
 
 // logLate logs the run of query i of a job (all of them, for a batch) that
 // outlived its deadline.

@@ -96,10 +96,16 @@ func (in *instruments) observe(o metric.Observer) func(*command) {
 	}
 }
 
-// rerunEnded counts a re-run of c, of n queries, that began at start and
-// ran until ran (now, when the adapter did not say), and records its
-// duration.
-func (in *instruments) rerunEnded(ctx context.Context, c *command, outcome adapter.Outcome, start, ran time.Time, n int64) {
+// rerunEnded counts a re-run of c, of n queries, that ended with outcome
+// and err, began at start and ran until ran (now, when the adapter did not
+// say), and records its duration.
+func (in *instruments) rerunEnded(ctx context.Context, c *command, outcome adapter.Outcome, err error, start, ran time.Time, n int64) {
+	if errors.Is(err, adapter.ErrBatchFailed) {
+		// The call failed as a whole and its n argument sets re-run one
+		// by one, each counted then: the call is one failure, not n
+		// re-runs (LiveStats counts none).
+		n = 1
+	}
 	c.reruns[outcomeIndex(outcome)].Add(n)
 	if ran.IsZero() {
 		ran = time.Now()

@@ -173,7 +173,7 @@ func (o *spanObservation) End(outcome adapter.Outcome, err error) {
 	case adapter.OpRead:
 		readCount{o.c}.End(outcome, err)
 	case adapter.OpRerun:
-		in.rerunEnded(o.ctx, o.c, outcome, o.start, o.ran, o.queries)
+		in.rerunEnded(o.ctx, o.c, outcome, err, o.start, o.ran, o.queries)
 	}
 	if o.span.IsRecording() {
 		o.phases[o.nphases] = attribute.String(attrOutcome, string(outcome))
@@ -217,8 +217,8 @@ func (o *rerunObservation) Phase(name string, _, end time.Time) {
 	o.ran = ranAt(o.ran, name, end)
 }
 
-func (o *rerunObservation) End(outcome adapter.Outcome, _ error) {
-	o.t.inst.rerunEnded(context.Background(), o.c, outcome, o.start, o.ran, o.queries)
+func (o *rerunObservation) End(outcome adapter.Outcome, err error) {
+	o.t.inst.rerunEnded(context.Background(), o.c, outcome, err, o.start, o.ran, o.queries)
 }
 
 // ranAt is when a re-run's run returned: the end of its PhaseCommand, or
