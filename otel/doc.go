@@ -53,7 +53,8 @@
 //   - "rerun <command>", for a re-run that a traced write caused: a write
 //     that reports its change with Adapter.ChangedContext, from a context
 //     that carries a span, makes each re-run it causes a child of its span
-//     and a link to it; a re-run that several writes caused links to each,
+//     and a link to it; a re-run that several writes caused is a child of
+//     the first that was sampled (else of the first) and links to each,
 //     up to adapter.MaxCauses. It carries the changed keys that caused it
 //     (mcplive.keys), and how long the query itself ran
 //     (mcplive.phase.command.duration: the span ends once the re-run is

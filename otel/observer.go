@@ -48,18 +48,23 @@ func (t *Telemetry) Observe(ctx context.Context, op adapter.Op) (context.Context
 }
 
 // startRerun starts the span of a re-run: a child of the first traced
-// write that caused it, linked to each. A re-run that no traced write
-// caused is only counted and timed, unless WithRootRerunSpans.
+// write that caused it, linked to each. The first that was sampled, if
+// any: under a parent-based sampler, a child of an earlier write that was
+// not would be dropped, and the sampled write's trace would lose the
+// re-run. A re-run that no traced write caused is only counted and timed,
+// unless WithRootRerunSpans.
 func (t *Telemetry) startRerun(ctx context.Context, c *command, op adapter.Op) (context.Context, adapter.Observation) {
 	parent := ctx
 	var links []trace.Link
+	var parentSampled bool
 	for _, cause := range op.Causes {
 		sc := trace.SpanContextFromContext(cause)
 		if !sc.IsValid() {
 			continue
 		}
-		if links == nil {
+		if links == nil || !parentSampled && sc.IsSampled() {
 			parent = trace.ContextWithSpanContext(ctx, sc)
+			parentSampled = sc.IsSampled()
 		}
 		links = append(links, trace.Link{SpanContext: sc})
 	}
