@@ -3,6 +3,7 @@ package otel
 import (
 	"context"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -19,6 +20,24 @@ const (
 	attrURI         = "mcp.resource.uri"
 )
 
+// maxURIAttr bounds the URI a span records (WithResourceURIs), in bytes:
+// the client chooses its length, and the adapter refuses any longer than
+// this (its maxURILength), so what is cut was never served.
+const maxURIAttr = 2048
+
+// boundedURI is uri, or its first maxURIAttr bytes, cut on a rune
+// boundary, and "…".
+func boundedURI(uri string) string {
+	if len(uri) <= maxURIAttr {
+		return uri
+	}
+	cut := maxURIAttr
+	for cut > 0 && !utf8.RuneStart(uri[cut]) {
+		cut--
+	}
+	return uri[:cut] + "…"
+}
+
 // internalSpan is the kind of every span here: work inside the server.
 var internalSpan = trace.WithSpanKind(trace.SpanKindInternal)
 
@@ -32,7 +51,7 @@ func (t *Telemetry) Observe(ctx context.Context, op adapter.Op) (context.Context
 		return ctx, callObservation{c: c}
 	case adapter.OpRead:
 		if t.recordURIs {
-			return t.start(ctx, c, op, c.read, trace.WithAttributes(c.attr, attribute.String(attrURI, op.URI)))
+			return t.start(ctx, c, op, c.read, trace.WithAttributes(c.attr, attribute.String(attrURI, boundedURI(op.URI))))
 		}
 		return t.start(ctx, c, op, c.read, c.attrOnly)
 	case adapter.OpRerun:

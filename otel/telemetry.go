@@ -57,7 +57,8 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 
 // WithResourceURIs records the URI of each read on its span
 // (mcp.resource.uri). URIs hold arguments, which may be personal data, so
-// they are left out by default; metrics never carry them.
+// they are left out by default; metrics never carry them. A URI longer
+// than the adapter serves (2048 bytes) is recorded cut there, with "…".
 func WithResourceURIs() Option {
 	return func(c *config) { c.recordURIs = true }
 }
