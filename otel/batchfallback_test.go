@@ -3,13 +3,11 @@ package otel_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/mcplive/adapter"
-	"github.com/mcplive/adapter/adaptertest"
 )
 
 // TestTelemetryBatchFallback: a batched re-run that fails as a whole
@@ -27,18 +25,7 @@ func TestTelemetryBatchFallback(t *testing.T) {
 		adapter.Reads(ctx, "items")
 		return nil, errors.New("the batch form is broken")
 	}))
-	c := adaptertest.New(t, h.a)
-	var uris []string
-	for id := 1; id <= n; id++ {
-		uris = append(uris, fmt.Sprintf("app://items_broken/%d", id))
-	}
-	if sub, err := c.Listen(uris...); err != nil || len(sub.Acknowledged) != n {
-		t.Fatalf("listen: %v, %+v", err, sub)
-	}
-	before := h.a.LiveStats().Reruns
-	h.a.Changed("items")
-	c.WaitIdle()
-	reruns := h.a.LiveStats().Reruns - before
+	reruns := listenAndChange(t, h, "items_broken", n)
 	ms := h.collect(t)
 	var counted int64
 	for _, o := range []adapter.Outcome{adapter.OutcomeChanged, adapter.OutcomeUnchanged, adapter.OutcomeInternal} {

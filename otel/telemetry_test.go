@@ -426,18 +426,7 @@ func TestTelemetryBatchedReruns(t *testing.T) {
 		}
 		return out, nil
 	}))
-	c := adaptertest.New(t, h.a)
-	var uris []string
-	for id := 1; id <= n; id++ {
-		uris = append(uris, fmt.Sprintf("app://items_many/%d", id))
-	}
-	if sub, err := c.Listen(uris...); err != nil || len(sub.Acknowledged) != n {
-		t.Fatalf("listen: %v, %+v", err, sub)
-	}
-	before := h.a.LiveStats().Reruns
-	h.a.Changed("items")
-	c.WaitIdle()
-	reruns := h.a.LiveStats().Reruns - before
+	reruns := listenAndChange(t, h, "items_many", n)
 	if reruns != n {
 		t.Fatalf("LiveStats: %d re-runs, want %d", reruns, n)
 	}
@@ -476,4 +465,23 @@ func TestTelemetryPhasesBounded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// listenAndChange listens to app://<command>/1 … /n, reports a change of
+// "items", waits until the re-runs are done, and returns how many re-runs
+// LiveStats counted.
+func listenAndChange(t *testing.T, h *harness, command string, n int) uint64 {
+	t.Helper()
+	c := adaptertest.New(t, h.a)
+	var uris []string
+	for id := 1; id <= n; id++ {
+		uris = append(uris, fmt.Sprintf("app://%s/%d", command, id))
+	}
+	if sub, err := c.Listen(uris...); err != nil || len(sub.Acknowledged) != n {
+		t.Fatalf("listen: %v, %+v", err, sub)
+	}
+	before := h.a.LiveStats().Reruns
+	h.a.Changed("items")
+	c.WaitIdle()
+	return h.a.LiveStats().Reruns - before
 }
