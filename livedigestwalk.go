@@ -216,10 +216,12 @@ func (p *walkPlanner) structWalk(t reflect.Type, addr bool) walkFunc {
 				if op.kind == opMemory {
 					b = appendMemory(b, fp, op.size)
 				} else {
-					b = appendString(b, *(*string)(fp))
+					// Hashed as it fills, as walkString does: a row
+					// of many long strings is not held whole first.
+					b = w.flushIfFull(appendString(b, *(*string)(fp)))
 				}
 			}
-			return w.flushIfFull(b), true
+			return b, true
 		}
 	}
 	return func(w *walker, b []byte, p unsafe.Pointer) ([]byte, bool) {

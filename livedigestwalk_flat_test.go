@@ -71,3 +71,25 @@ func TestFlatRowWalkWritesTheGeneralWalksBytes(t *testing.T) {
 		}
 	}
 }
+
+// A row of long strings is hashed as its bytes fill the walker's buffer,
+// string by string, as the general walk does: the buffer never holds
+// much more than walkFlush and one string, however many the row has.
+func TestFlatRowWalkHashesAsItFills(t *testing.T) {
+	type wide struct{ A, B, C, D, E, F, G, H string }
+	s := strings.Repeat("x", walkFlush/2)
+	row := wide{s, s, s, s, s, s, s, s}
+	rw := newResultWalk(reflect.TypeOf(row))
+	ds := newDigests()
+	w := &walker{seeds: &ds.seeds}
+	b, ok := rw.run(w, nil, row)
+	if !ok {
+		t.Fatal("the walk gave up")
+	}
+	if limit := walkFlush + len(s) + binary.MaxVarintLen64; cap(b) > 2*limit {
+		t.Errorf("the buffer grew to %d bytes for a row of %d; want it hashed as it fills (about %d)", cap(b), 8*len(s), limit)
+	}
+	if !w.flushed {
+		t.Error("nothing was hashed before the row ended")
+	}
+}
