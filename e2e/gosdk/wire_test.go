@@ -46,10 +46,11 @@ type wireEntry struct {
 	// resources is params.notifications.resourceSubscriptions of
 	// subscriptions/listen.
 	resources []string
-	status    int    // the HTTP status; 0 on stdio
-	err       string // the transport's error, if any
-	body      string // the message (at most wireCap bytes)
-	reply     string // the start of a reply that is not an event stream
+	status    int         // the HTTP status; 0 on stdio
+	header    http.Header // the HTTP request's headers; nil on stdio
+	err       string      // the transport's error, if any
+	body      string      // the message (at most wireCap bytes)
+	reply     string      // the start of a reply that is not an event stream
 }
 
 func (e wireEntry) String() string {
@@ -180,7 +181,7 @@ type httpTap struct {
 }
 
 func (t *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
-	e := wireEntry{what: req.Method}
+	e := wireEntry{what: req.Method, header: req.Header.Clone()}
 	if req.GetBody != nil {
 		if body, err := req.GetBody(); err == nil {
 			data, _ := io.ReadAll(io.LimitReader(body, 1<<20))
