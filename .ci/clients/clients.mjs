@@ -238,16 +238,22 @@ async function readJSON(c, uri) {
 // readError reads uri expecting a JSON-RPC error; returns the error object
 // exactly as the server sent it on the wire ({code, message, data}).
 async function readError(c, uri) {
+  return wireError(c, uri, () => c.read(uri));
+}
+
+// wireError runs call, a request about what that must fail, and returns its
+// JSON-RPC error as it came off the wire.
+async function wireError(c, what, call) {
   let res;
   const seen = c.wireErrors.length;
   try {
-    res = await c.read(uri);
+    res = await call();
   } catch (e) {
     const wire = c.wireErrors.slice(seen).at(-1)?.error;
     expect(wire, `want a JSON-RPC error response, got ${describeError(e)}`);
     return wire;
   }
-  throw new CheckError(`want an error for ${uri}, got result ${show(res).slice(0, 300)}`);
+  throw new CheckError(`want an error for ${what}, got result ${show(res).slice(0, 300)}`);
 }
 
 async function createCustomer(c, name, email) {
@@ -356,6 +362,18 @@ check('complete orders_between status', async () => {
   expect(sameSet(all, ['open', 'paid', 'cancelled']), `status "" -> ${show(all)}, want open, paid, cancelled`);
   const p = completionValues(await c.complete({ ref, argument: { name: 'status', value: 'p' } }));
   expect(sameSet(p, ['paid']), `status "p" -> ${show(p)}, want [paid]`);
+});
+
+// A completion whose reference is an expanded URI that a read refuses (an
+// id that is no integer, a path segment short) answers the read's error,
+// code, message and data alike, rather than completing.
+check('complete of a URI its read refuses answers the read error', async () => {
+  for (const [uri, name] of [['app://customers_show/abc', 'id'], ['app://orders_between/2024-01-01', 'status']]) {
+    const r = await readError(c, uri);
+    const e = await wireError(c, uri, () => c.complete({ ref: { type: 'ref/resource', uri }, argument: { name, value: '' } }));
+    expect(e.code === r.code && e.message === r.message && show(e.data) === show(r.data),
+      `complete ${uri}: ${show(e)}, want the read's ${show(r)}`);
+  }
 });
 
 // Watching. The search token is unique to this run, so nothing else that
