@@ -9,7 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/goleak"
 )
 
 // The references of the completion checks. orders_between's status is an
@@ -33,36 +32,7 @@ const (
 //
 // resource-not-found is -32002 before 2026-07-28 and -32602 from it; a
 // reference whose arguments do not convert is -32602 on both.
-func TestCompleteWithGoSDK(t *testing.T) {
-	transports := []struct {
-		name    string
-		connect func(t *testing.T, ctx context.Context, era string) *watcher
-	}{
-		{"http", func(t *testing.T, ctx context.Context, era string) *watcher {
-			wire := newWireLog()
-			url := example.StartHTTP(t)
-			dumpOnFailure(t, wire)
-			return connect(t, ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClient(t, wire)}, era, wire)
-		}},
-		{"stdio", func(t *testing.T, ctx context.Context, era string) *watcher {
-			wire := newWireLog()
-			cmd := stdioTransport(t)
-			dumpOnFailure(t, wire)
-			return connect(t, ctx, &stdioTap{Transport: cmd, log: wire}, era, wire)
-		}},
-	}
-	for _, tr := range transports {
-		for _, era := range []string{legacyEra, modernEra} {
-			t.Run(tr.name+"/"+era, func(t *testing.T) {
-				ignore := goleak.IgnoreCurrent()
-				t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
-				ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-				t.Cleanup(cancel)
-				completeScenario(t, ctx, tr.connect(t, ctx, era))
-			})
-		}
-	}
-}
+func TestCompleteWithGoSDK(t *testing.T) { eachTransportAndEra(t, completeScenario) }
 
 func completeScenario(t *testing.T, ctx context.Context, w *watcher) {
 	// 1. The template string, exactly as resources/templates/list lists

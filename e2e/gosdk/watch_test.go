@@ -39,7 +39,12 @@ const (
 // of its own, so a wrong notification on the watched URI's stream could in
 // principle still be in flight when the fence's arrives; the final check
 // that nothing is pending catches it if it has arrived by then.
-func TestWatchWithGoSDK(t *testing.T) {
+func TestWatchWithGoSDK(t *testing.T) { eachTransportAndEra(t, watchScenario) }
+
+// eachTransportAndEra runs scenario with a go-sdk client of the example
+// over Streamable HTTP and stdio, on each protocol era, checking that no
+// goroutine outlives it.
+func eachTransportAndEra(t *testing.T, scenario func(*testing.T, context.Context, *watcher)) {
 	transports := []struct {
 		name    string
 		connect func(t *testing.T, ctx context.Context, era string) *watcher
@@ -66,7 +71,7 @@ func TestWatchWithGoSDK(t *testing.T) {
 				t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 				ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 				t.Cleanup(cancel)
-				watchScenario(t, ctx, tr.connect(t, ctx, era))
+				scenario(t, ctx, tr.connect(t, ctx, era))
 			})
 		}
 	}
