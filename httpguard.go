@@ -246,7 +246,7 @@ func withNotificationMeta(body []byte, version string) []byte {
 	if json.Unmarshal(body, &msg) != nil {
 		return body
 	}
-	if _, isRequest := msg["id"]; isRequest || msg["method"] == nil {
+	if hasIDKey(msg) || msg["method"] == nil {
 		return body
 	}
 	params := map[string]json.RawMessage{}
@@ -272,6 +272,20 @@ func withNotificationMeta(body []byte, version string) []byte {
 		return body
 	}
 	return out
+}
+
+// hasIDKey reports whether msg has a key that mcp-go reads as the id: it
+// decodes with encoding/json, which matches "ID" and "Id" to it too. Such a
+// message is a request, and re-encoding it here would add the _meta a
+// request must bring itself, and keep one value of a key given twice where
+// the request hook refuses it (requestkeys.go).
+func hasIDKey(msg map[string]json.RawMessage) bool {
+	for k := range msg {
+		if strings.EqualFold(k, "id") {
+			return true
+		}
+	}
+	return false
 }
 
 // writeHTTPError answers a request that never reaches mcp-go with a
