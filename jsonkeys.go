@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -19,6 +20,16 @@ import (
 // indexes that lead to it from the top; key is the key as json reads it
 // (escapes undone: "\u0061" and "a" are one key).
 func duplicateKey(data []byte) (at []string, key string, found bool) {
+	return repeatedKey(data, nil)
+}
+
+// repeatedKey is duplicateKey, but in the objects at the paths folded
+// lists (as the keys and indexes from the top, [] for the top object) keys
+// that differ only in case count as the same key. encoding/json matches a
+// struct's field by its key whatever the case and keeps the last match, so
+// {"name":"a","Name":"b"} decoded into a struct is "b", where a parser that
+// reads keys by case sees "a".
+func repeatedKey(data []byte, folded [][]string) (at []string, key string, found bool) {
 	var stack []keyFrame
 	for i := 0; i < len(data); i++ {
 		switch c := data[i]; c {
@@ -27,7 +38,9 @@ func duplicateKey(data []byte) (at []string, key string, found bool) {
 			if n := len(stack); n > 0 {
 				name = stack[n-1].childName()
 			}
-			stack = append(stack, keyFrame{object: c == '{', expectKey: c == '{', name: name})
+			f := keyFrame{object: c == '{', expectKey: c == '{', name: name}
+			f.fold = f.object && atFolded(stack, name, folded)
+			stack = append(stack, f)
 		case '}', ']':
 			stack = stack[:len(stack)-1]
 		case ',':
@@ -42,13 +55,17 @@ func duplicateKey(data []byte) (at []string, key string, found bool) {
 			if n := len(stack); n > 0 && stack[n-1].expectKey {
 				top := &stack[n-1]
 				k := unquoteKey(data[i:end], escaped)
-				if top.has(k) {
+				same := k
+				if top.fold {
+					same = foldKey(k)
+				}
+				if top.has(same) {
 					for _, f := range stack[1:] {
 						at = append(at, f.name)
 					}
 					return at, k, true
 				}
-				top.add(k)
+				top.add(same)
 				top.last, top.expectKey = k, false
 			}
 			i = end - 1
@@ -57,9 +74,48 @@ func duplicateKey(data []byte) (at []string, key string, found bool) {
 	return nil, "", false
 }
 
+// atFolded reports whether the object that starts now, under name in the
+// innermost of stack, is at one of the paths folded.
+func atFolded(stack []keyFrame, name string, folded [][]string) bool {
+	depth := len(stack) // the length of the new object's path
+	for _, path := range folded {
+		if len(path) != depth || depth > 0 && path[depth-1] != name {
+			continue
+		}
+		match := true
+		for j := 1; j < depth; j++ { // stack[0] is the top, without a name
+			if stack[j].name != path[j-1] {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}
+
+// foldKey spells k so that keys equal under Unicode case folding, as
+// encoding/json compares them, are spelled alike: each rune becomes the
+// least of the runes it folds to.
+func foldKey(k string) string {
+	var b strings.Builder
+	b.Grow(len(k))
+	for _, r := range k {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		b.WriteRune(least)
+	}
+	return b.String()
+}
+
 // keyFrame is an object or array duplicateKey is inside.
 type keyFrame struct {
 	object    bool
+	fold      bool   // object: keys that differ only in case are the same
 	expectKey bool   // object: the next string is a key
 	name      string // the key or index it sits under in its parent
 	last      string // object: the key read last

@@ -28,6 +28,15 @@ func served(m mcp.MCPMethod) bool {
 	return false
 }
 
+// structObjects are the objects of the served requests that mcp-go
+// decodes into structs, whose keys encoding/json matches whatever their
+// case (repeatedKey): the message, its params, and a completion's ref,
+// argument and context. _meta, a call's arguments and a completion's
+// context arguments are maps, where "a" and "A" are two keys.
+func structObjects() [][]string {
+	return [][]string{{}, {"params"}, {"params", "ref"}, {"params", "argument"}, {"params", "context"}}
+}
+
 // ambiguousRequestHook is the request-initialization hook that refuses
 // those requests; the edges answer the boxed error.
 func (a *Adapter) ambiguousRequestHook(ctx context.Context, id any, message any) error {
@@ -41,7 +50,7 @@ func (a *Adapter) ambiguousRequestHook(ctx context.Context, id any, message any)
 	if json.Unmarshal(raw, &m) != nil || !served(m.Method) {
 		return nil
 	}
-	at, key, twice := duplicateKey(raw)
+	at, key, twice := repeatedKey(raw, structObjects())
 	if !twice || m.Method == mcp.MethodToolsCall && len(at) >= 2 && at[0] == "params" && at[1] == "arguments" {
 		return nil
 	}
