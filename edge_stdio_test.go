@@ -2,6 +2,7 @@ package adapter_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -75,6 +76,28 @@ func (c *edgeStdioClient) call(method string, params map[string]any) edgeRespons
 		params = edgeRequestParams(c.era, params)
 	}
 	c.write(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	return c.await(method, id)
+}
+
+// callEdited is call with the request's line edited by edit before it is
+// sent: to send what no JSON encoder writes.
+func (c *edgeStdioClient) callEdited(method string, params map[string]any, edit func([]byte) []byte) edgeResponse {
+	c.t.Helper()
+	c.nextID++
+	id := c.nextID
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": edgeRequestParams(c.era, params)})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if _, err := c.in.Write(append(edit(b), '\n')); err != nil {
+		c.t.Fatal(err)
+	}
+	return c.await(method, id)
+}
+
+// await reads lines until the response to the request id.
+func (c *edgeStdioClient) await(method string, id int) edgeResponse {
+	c.t.Helper()
 	for {
 		line, err := c.out.ReadBytes('\n')
 		if err != nil {
@@ -99,6 +122,38 @@ func (c *edgeStdioClient) call(method string, params map[string]any) edgeRespons
 func (c *edgeStdioClient) read(uri string) edgeResponse {
 	c.t.Helper()
 	return c.call(string(mcp.MethodResourcesRead), map[string]any{"uri": uri})
+}
+
+// A request that gives one of its keys twice is refused, through the edge
+// with -32602 and data.errors, on plain mcp-go with -32600 and the same
+// message (docs/transports.md, docs/reading.md).
+func TestStdioRequestRepeatingAKey(t *testing.T) {
+	const msg = `params: has the key "uri" twice; a JSON object's keys must differ`
+	for _, era := range edgeEras {
+		for _, edge := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/edge=%v", era.name, edge), func(t *testing.T) {
+				srv, a := edgeApp(t)
+				serve := edgeServeStdio(a)
+				if !edge {
+					serve = func(ctx context.Context, in io.Reader, out io.Writer) error {
+						return server.NewStdioServer(srv).Listen(ctx, in, out)
+					}
+				}
+				c := newEdgeStdioClient(t, era, serve)
+				r := c.callEdited(string(mcp.MethodResourcesRead), map[string]any{"uri": "app://items_show/7"}, func(b []byte) []byte {
+					return bytes.Replace(b, []byte(`"uri":`), []byte(`"uri":"app://items_show/8","uri":`), 1)
+				})
+				e := r.Error
+				wantCode, wantData := mcp.INVALID_REQUEST, false
+				if edge {
+					wantCode, wantData = mcp.INVALID_PARAMS, true
+				}
+				if e == nil || e.Code != wantCode || e.Message != msg || (len(e.Data) != 0) != wantData {
+					t.Errorf("read with uri twice = %+v, want %d %q, data %v", e, wantCode, msg, wantData)
+				}
+			})
+		}
+	}
 }
 
 // edgeServeStdio serves a's server through the adapter's stdio edge.
