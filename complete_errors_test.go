@@ -113,13 +113,7 @@ type thingEdge struct {
 
 func thingEdges(t *testing.T, era edgeEra) ([]thingEdge, *levelLog) {
 	srv, a, log := thingApp(t)
-	httpc := newEdgeHTTPClient(t, edgeHTTPServer(t, a.HTTPHandler(server.NewStreamableHTTPServer(srv))), era)
-	stdio := newEdgeStdioClient(t, era, edgeServeStdio(a))
-	var opts []adaptertest.Option
-	if !era.modern() {
-		opts = append(opts, adaptertest.Legacy())
-	}
-	inproc := adaptertest.New(t, a, opts...)
+	httpc, stdio, inproc := edgeClients(t, srv, a, era)
 	method := string(mcp.MethodCompletionComplete)
 	return []thingEdge{
 		{"HTTP",

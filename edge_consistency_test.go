@@ -6,8 +6,23 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcplive/adapter"
 	"github.com/mcplive/adapter/adaptertest"
 )
+
+// edgeClients are clients of a, serving srv, through each of its edges on
+// era: Streamable HTTP (HTTPHandler), stdio (ServeStdio), and adaptertest
+// (Adapter.HandleMessage).
+func edgeClients(t *testing.T, srv *server.MCPServer, a *adapter.Adapter, era edgeEra) (*edgeHTTPClient, *edgeStdioClient, *adaptertest.Client) {
+	t.Helper()
+	httpc := newEdgeHTTPClient(t, edgeHTTPServer(t, a.HTTPHandler(server.NewStreamableHTTPServer(srv))), era)
+	stdio := newEdgeStdioClient(t, era, edgeServeStdio(a))
+	var opts []adaptertest.Option
+	if !era.modern() {
+		opts = append(opts, adaptertest.Legacy())
+	}
+	return httpc, stdio, adaptertest.New(t, a, opts...)
+}
 
 // Every edge answers a read with the same error object, byte for byte:
 // Streamable HTTP, stdio, and adaptertest (Adapter.HandleMessage).
@@ -15,13 +30,7 @@ func TestEdgesAnswerAlike(t *testing.T) {
 	for _, era := range edgeEras {
 		t.Run(era.name, func(t *testing.T) {
 			srv, a := edgeApp(t)
-			httpc := newEdgeHTTPClient(t, edgeHTTPServer(t, a.HTTPHandler(server.NewStreamableHTTPServer(srv))), era)
-			stdio := newEdgeStdioClient(t, era, edgeServeStdio(a))
-			var opts []adaptertest.Option
-			if !era.modern() {
-				opts = append(opts, adaptertest.Legacy())
-			}
-			inproc := adaptertest.New(t, a, opts...)
+			httpc, stdio, inproc := edgeClients(t, srv, a, era)
 
 			for _, tc := range edgeCases {
 				if tc.check == nil {
