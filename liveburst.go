@@ -113,3 +113,12 @@ func (r *liveRegistry) takeReadyLocked() []*conn {
 	r.held.ready = r.held.ready[:0]
 	return ready
 }
+
+// startReadyLocked starts a delivery goroutine for each connection left to
+// the caller to deliver to (takeReadyLocked), by a caller that will not
+// deliver itself.
+func (r *liveRegistry) startReadyLocked() {
+	for _, c := range r.takeReadyLocked() {
+		go r.deliver(c)
+	}
+}

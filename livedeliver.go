@@ -29,7 +29,7 @@ func (r *liveRegistry) startDelivery(c *conn) {
 // session, oldest first, and exits when the outbox is empty, or when c is
 // served on GET streams and none is open (the next to open restarts it).
 func (r *liveRegistry) deliver(c *conn) {
-	held := batches.Get().(*[]*outSlot)
+	held := batches.Get().(*[]outNote)
 	batch := (*held)[:0]
 	var sent uint64 // handed over since c.mu was last held
 	for {
@@ -80,23 +80,19 @@ func (r *liveRegistry) deliverReady(ready []*conn) {
 func handOverNow(c *conn) (done, drop bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ch := channelFor(c)
-	n, closed := 0, false
-	for _, slot := range c.queue {
-		var sent bool
-		if sent, closed = trySend(ch, c.slotLocked(slot).note); !sent {
-			break
-		}
-		c.pending[slot>>6] &^= 1 << (slot & 63)
-		n++
-	}
+	n, closed := sendQueuedLocked(channelFor(c), c)
 	c.notified += uint64(n)
 	if closed {
 		n = len(c.queue)
-		clear(c.pending)
 	}
-	c.queue = c.queue[:copy(c.queue, c.queue[n:])]
-	if len(c.queue) > 0 {
+	if n == len(c.queue) {
+		clear(c.pending)
+		c.queue = c.queue[:0]
+	} else {
+		for _, slot := range c.queue[:n] {
+			c.pending[slot>>6] &^= 1 << (slot & 63)
+		}
+		c.queue = c.queue[:copy(c.queue, c.queue[n:])]
 		return false, false
 	}
 	c.delivering = false
@@ -111,6 +107,26 @@ func channelFor(c *conn) chan<- mcp.JSONRPCNotification {
 		up.UpgradeToSSEWhenReceiveNotification()
 	}
 	return c.session.NotificationChannel()
+}
+
+// sendQueuedLocked hands c's queued notifications, oldest first, to ch
+// while it has room, and returns how many it handed over; closed reports
+// a closed channel. c.mu is held.
+func sendQueuedLocked(ch chan<- mcp.JSONRPCNotification, c *conn) (n int, closed bool) {
+	defer func() {
+		if recover() != nil {
+			closed = true
+		}
+	}()
+	for _, slot := range c.queue {
+		select {
+		case ch <- *c.noteLocked(slot):
+			n++
+		default:
+			return n, false
+		}
+	}
+	return n, false
 }
 
 // trySend hands n to a session's channel if it has room; closed reports a
@@ -131,7 +147,7 @@ func trySend(ch chan<- mcp.JSONRPCNotification, n mcp.JSONRPCNotification) (sent
 
 // batches are the arrays delivery goroutines take outboxes in: one per
 // goroutine alive, kept for the next.
-var batches = sync.Pool{New: func() any { return new([]*outSlot) }}
+var batches = sync.Pool{New: func() any { return new([]outNote) }}
 
 // leave ends a delivery goroutine: drop says that the registry wanted to
 // forget its connection while it delivered. The last to leave wakes
@@ -189,13 +205,13 @@ func (r *liveRegistry) detachStream(gs *getStream) {
 // handOver hands the batch's notifications to c's session, but those of
 // subscriptions that ended since the batch was taken, and returns how many
 // it handed over.
-func (r *liveRegistry) handOver(c *conn, batch []*outSlot) (sent uint64) {
+func (r *liveRegistry) handOver(c *conn, batch []outNote) (sent uint64) {
 	ch := channelFor(c)
-	for _, e := range batch {
-		if e.gone.Load() {
+	for i := range batch {
+		if batch[i].e.gone.Load() {
 			continue
 		}
-		ok, closed := r.send(ch, c, e)
+		ok, closed := r.send(ch, c, &batch[i])
 		if closed {
 			break
 		}
@@ -226,9 +242,10 @@ func (c *conn) slotEndedUnlessGone(e *outSlot) (<-chan struct{}, bool) {
 // stream of c's session, and returns how many it wrote. When a write
 // fails, the stream is forgotten and the notifications not written go back
 // into the outbox, for the next stream.
-func (r *liveRegistry) writeToStream(c *conn, batch []*outSlot) (sent uint64) {
-	for i, e := range batch {
-		if e.sb.gone.Load() {
+func (r *liveRegistry) writeToStream(c *conn, batch []outNote) (sent uint64) {
+	for i := range batch {
+		e := &batch[i]
+		if e.e.sb.gone.Load() {
 			continue
 		}
 		gs := r.gets.newest(c.streamID)
@@ -239,7 +256,7 @@ func (r *liveRegistry) writeToStream(c *conn, batch []*outSlot) (sent uint64) {
 		msg, err := marshalNotification(e.note)
 		if err != nil {
 			// Nothing a retry would change; no client could read it.
-			r.a.logger.Error("adapter: encoding a notification failed", "uri", e.sb.uri, "error", err)
+			r.a.logger.Error("adapter: encoding a notification failed", "uri", e.e.sb.uri, "error", err)
 			continue
 		}
 		if gs.writeEvent(msg) != nil {
@@ -254,11 +271,11 @@ func (r *liveRegistry) writeToStream(c *conn, batch []*outSlot) (sent uint64) {
 
 // putBack queues again the notifications of a batch that could not be
 // written, unless their subscription ended or is queued already.
-func (r *liveRegistry) putBack(c *conn, rest []*outSlot) {
+func (r *liveRegistry) putBack(c *conn, rest []outNote) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, e := range rest {
-		if sb := e.sb; !sb.gone.Load() && !c.pendingLocked(sb.slot) {
+		if sb := e.e.sb; !sb.gone.Load() && !c.pendingLocked(sb.slot) {
 			c.pushLocked(sb.slot)
 		}
 	}
@@ -269,18 +286,18 @@ func (r *liveRegistry) putBack(c *conn, rest []*outSlot) {
 // subscription or the session (c.done) ends. It reports whether the
 // notification was handed over, and whether the channel was closed: the
 // transport is gone.
-func (r *liveRegistry) send(ch chan<- mcp.JSONRPCNotification, c *conn, e *outSlot) (sent, closed bool) {
+func (r *liveRegistry) send(ch chan<- mcp.JSONRPCNotification, c *conn, e *outNote) (sent, closed bool) {
 	if sent, closed = trySend(ch, e.note); sent || closed {
 		return sent, closed // the common case, without waiting
 	}
 	r.waitingForRoom(1)
 	defer r.waitingForRoom(-1)
 	for {
-		ended, gone := c.slotEndedUnlessGone(e)
+		ended, gone := c.slotEndedUnlessGone(e.e)
 		if gone {
 			return false, false
 		}
-		if sent, closed, again := waitSend(ch, e.note, c.done, e.sb.st.done, ended); !again {
+		if sent, closed, again := waitSend(ch, e.note, c.done, e.e.sb.st.done, ended); !again {
 			return sent, closed
 		}
 	}

@@ -29,17 +29,17 @@ import (
 // first delivery and reused, and whether it is queued. So neither a re-run
 // queueing notifications nor the delivery handing them over touches the
 // subscriptions themselves, scattered in memory and written by other cores:
-// on a fan-out, those misses were a tenth of the CPU.
+// on a fan-out, those misses were a tenth of the CPU. The notifications
+// are kept side by side (conn.notes), so that handing a burst over reads
+// them as a sweep of one array: reached through a pointer per slot, they
+// cost the fan-out more than the sends themselves.
 
-// outSlot is what a connection's outbox keeps of one subscription, in 64
-// bytes (one for every subscription a connection holds). Its
-// fields do not change once its notification is made, at its first
-// delivery under the conn's mutex, so that a delivery goroutine reads it
-// without the lock, even after the subscription ended; but gone.
+// outSlot is what a connection's outbox keeps of one subscription beside
+// its notification (conn.notes). sb does not change, so that a delivery
+// goroutine reads it without the lock, even after the subscription ended;
+// gone does, atomically.
 type outSlot struct {
 	sb *sub
-	// note is its notification, made at the first delivery.
-	note mcp.JSONRPCNotification
 	// gone: the subscription ended (set under the conn's mutex). A
 	// delivery that took its notification before gives it up: no
 	// notification is handed over after the unsubscribe, or the end of
@@ -62,6 +62,7 @@ func (c *conn) takeSlotLocked(sb *sub) {
 	defer c.mu.Unlock()
 	if int(sb.slot) == len(c.slots) {
 		c.slots = append(c.slots, nil)
+		c.notes = append(c.notes, mcp.JSONRPCNotification{})
 		if int(sb.slot>>6) == len(c.pending) {
 			c.pending = append(c.pending, 0)
 		}
@@ -81,6 +82,7 @@ func (c *conn) releaseSlotLocked(sb *sub) {
 	}
 	c.slots[sb.slot].gone.Store(true)
 	c.slots[sb.slot] = nil
+	c.notes[sb.slot] = mcp.JSONRPCNotification{}
 	if c.slotEnded != nil {
 		close(c.slotEnded)
 		c.slotEnded = nil
@@ -100,21 +102,28 @@ func (c *conn) pendingLocked(slot int32) bool {
 	return c.pending[slot>>6]&(1<<(slot&63)) != 0
 }
 
-// slotLocked is the slot of a queued notification, its notification made
-// at the first delivery. c.mu is held.
-func (c *conn) slotLocked(slot int32) *outSlot {
-	e := c.slots[slot]
-	if e.note.Method == "" {
-		e.note = e.sb.notification()
+// noteLocked is the notification of slot, made at its first delivery.
+// c.mu is held.
+func (c *conn) noteLocked(slot int32) *mcp.JSONRPCNotification {
+	n := &c.notes[slot]
+	if n.Method == "" {
+		*n = c.slots[slot].sb.notification()
 	}
-	return e
+	return n
+}
+
+// outNote is a notification taken from an outbox, with the slot of the
+// subscription it is of.
+type outNote struct {
+	note mcp.JSONRPCNotification
+	e    *outSlot
 }
 
 // takeLocked empties the outbox into batch, as the notifications to hand
 // over, and returns it. c.mu is held.
-func (c *conn) takeLocked(batch []*outSlot) []*outSlot {
+func (c *conn) takeLocked(batch []outNote) []outNote {
 	for _, slot := range c.queue {
-		batch = append(batch, c.slotLocked(slot))
+		batch = append(batch, outNote{note: *c.noteLocked(slot), e: c.slots[slot]})
 	}
 	c.queue = c.queue[:0]
 	clear(c.pending)
@@ -172,7 +181,16 @@ func (r *liveRegistry) enqueueQuietLocked(c *conn, slot int32) {
 	c.mu.Lock()
 	c.delivering = true
 	c.mu.Unlock()
-	r.startDelivery(c)
+	if c.streamID != "" {
+		r.startDelivery(c)
+		return
+	}
+	// Its burst is whole: the goroutine that queued it hands it over once
+	// it has released the registry's mutex, as it does the wave's last
+	// (takeReadyLocked), rather than a goroutine started for it.
+	c.quiet = false
+	r.deliverers.Add(1)
+	r.held.ready = append(r.held.ready, c)
 }
 
 // notification is the notifications/resources/updated of sb. Its maps are

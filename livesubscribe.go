@@ -70,7 +70,11 @@ type conn struct {
 	// registry's mutex, then this.
 	mu    sync.Mutex
 	slots []*outSlot // by sub.slot
-	queue []int32    // slots with a notification pending, oldest first
+	// notes are the slots' notifications, by sub.slot, made at their
+	// first delivery; side by side, so that handing a burst over reads
+	// them in one sweep, as a slice of notifications is sent.
+	notes []mcp.JSONRPCNotification
+	queue []int32 // slots with a notification pending, oldest first
 	// pending has bit i set when slot i is in queue.
 	pending    []uint64
 	delivering bool // a delivery goroutine is running
@@ -279,6 +283,7 @@ func (r *liveRegistry) fileLocked(s *stream, rs *readState, args any, out outcom
 		if r.applyLocked(q, out) {
 			q.lastChange = time.Now().UnixNano()
 		}
+		r.startReadyLocked()
 	}
 	sb := &sub{uri: rs.uri, q: q, st: s, qi: len(q.subs), client: client}
 	s.c.takeSlotLocked(sb)
