@@ -277,7 +277,7 @@ func (r *liveRegistry) changed(ctx context.Context, keys []string) bool {
 	r.changes++
 	for _, k := range keys {
 		if k != "" {
-			r.index.affected(k, func(q *query) { r.reached = append(r.reached, reached{q, k}) })
+			r.index.affected(k, func(q *query) { r.reached = append(r.reached, reached{q.seq, q, k}) })
 		}
 	}
 	r.changeInOrderLocked(ctx)
@@ -290,13 +290,16 @@ func (r *liveRegistry) changedAll() {
 	defer r.mu.Unlock()
 	r.changes++
 	for _, q := range r.queries {
-		r.reached = append(r.reached, reached{q: q})
+		r.reached = append(r.reached, reached{seq: q.seq, q: q})
 	}
 	r.changeInOrderLocked(nil)
 }
 
-// reached is a query a change reached, and by which key ("" for all).
+// reached is a query a change reached, and by which key ("" for all);
+// seq is the query's, kept beside it so that sorting a thousand of them
+// does not chase a pointer for every comparison.
 type reached struct {
+	seq uint64
 	q   *query
 	key string
 }
@@ -309,7 +312,7 @@ type reached struct {
 // fan-out benchmark, whose store keeps each customer's rows together,
 // that took a fifth off the CPU of a change.
 func (r *liveRegistry) changeInOrderLocked(ctx context.Context) {
-	slices.SortFunc(r.reached, func(a, b reached) int { return cmp.Compare(a.q.seq, b.q.seq) })
+	slices.SortFunc(r.reached, func(a, b reached) int { return cmp.Compare(a.seq, b.seq) })
 	for _, c := range r.reached {
 		r.changeLocked(ctx, c.q, c.key)
 	}
