@@ -36,6 +36,7 @@ package middleware
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -124,8 +125,11 @@ type Handler func(ctx context.Context, call *Call) (any, error)
 type Middleware func(next Handler) Handler
 
 // Chain composes mws into one Middleware. The first is the outermost: it
-// sees the call first and the result last.
+// sees the call first and the result last. A nil Middleware is skipped.
 func Chain(mws ...Middleware) Middleware {
+	// A copy: Chain(list...) passes the caller's own slice, and a chain
+	// already built must not change when the caller reuses it.
+	mws = slices.Clone(mws)
 	return func(next Handler) Handler {
 		for i := len(mws) - 1; i >= 0; i-- {
 			if mws[i] != nil {

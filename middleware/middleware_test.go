@@ -108,6 +108,30 @@ func TestChainOrder(t *testing.T) {
 	}
 }
 
+// Chain composes the middleware it was given when it was called: a caller
+// that goes on to reuse its slice (Chain(mws...), then mws[0] = …) must not
+// change a chain already built.
+func TestChainCopiesItsArguments(t *testing.T) {
+	var trace []string
+	named := func(name string) Middleware {
+		return func(next Handler) Handler {
+			return func(ctx context.Context, call *Call) (any, error) {
+				trace = append(trace, name)
+				return next(ctx, call)
+			}
+		}
+	}
+	mws := []Middleware{named("a"), named("b")}
+	chain := Chain(mws...)
+	mws[0], mws[1] = named("x"), nil
+	if _, err := chain(ok)(t.Context(), &Call{Command: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a", "b"}; !slices.Equal(trace, want) {
+		t.Errorf("trace = %q, want %q", trace, want)
+	}
+}
+
 func TestOrigin(t *testing.T) {
 	if got := OriginFrom(context.Background()); got != App {
 		t.Errorf("OriginFrom(empty) = %v, want App", got)
