@@ -169,7 +169,7 @@ func DefaultKey(ctx context.Context, call *Call) string {
 // draws on them, keyed by command name, so apply one value to all commands
 // and call RateLimit again only for a separate set of limits.
 //
-// A limit of rate.Inf disables limiting. RateLimit panics if limit is not
+// A limit of rate.Inf (or math.Inf(1)) disables limiting. RateLimit panics if limit is not
 // positive or burst is less than 1, since no call could ever pass.
 //
 // To limit an adapter's commands, use adapter.WithRateLimit: it installs
@@ -185,7 +185,10 @@ func RateLimit(limit rate.Limit, burst int, opts ...RateLimitOption) Middleware 
 	for _, opt := range opts {
 		opt(&cfg)
 	}
-	if limit == rate.Inf {
+	// >= rather than ==: math.Inf(1) lies above rate.Inf (the largest
+	// float64) and means the same, but x/time/rate does not know it as
+	// Inf, and its buckets, whose tokens turn NaN, would never be freed.
+	if limit >= rate.Inf {
 		return func(next Handler) Handler { return next }
 	}
 	// The state belongs to the Middleware value, not to each handler it

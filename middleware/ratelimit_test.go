@@ -336,6 +336,22 @@ func TestRateLimitInfIsPassThrough(t *testing.T) {
 	}
 }
 
+// math.Inf(1) is above rate.Inf (the largest float64) and means no limit
+// just as well. Given to x/time/rate it is no limit only by accident: two
+// calls in one instant turn the bucket's tokens into NaN (0s times +Inf),
+// which never counts as full, so the sweep would never free the bucket.
+func TestRateLimitPositiveInfinityIsPassThrough(t *testing.T) {
+	l := newLimited(t, rate.Limit(math.Inf(1)), 1)
+	for i := range 1000 {
+		if err := l.agent("c", strconv.Itoa(i%10)); err != nil {
+			t.Fatalf("call %d: %v", i+1, err)
+		}
+	}
+	if l.state != nil {
+		t.Errorf("a limit of +Inf keeps %d buckets, want no state", l.state.len())
+	}
+}
+
 func TestRateLimitPanicsOnUselessConfig(t *testing.T) {
 	for _, tt := range []struct {
 		limit rate.Limit
