@@ -149,6 +149,7 @@ func register[A, R any](a *Adapter, name, description string, fn func(context.Co
 		return c.call(ctx, call.Args)
 	})
 	a.chainBatch(c)
+	a.chainComplete(c)
 
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -96,6 +96,9 @@ type command struct {
 	// runs it through the middleware chain.
 	batch        *batchForm
 	batchHandler middleware.Handler
+	// completeHandler runs a completion of a template variable through
+	// the middleware chain (complete.go); nil without a template.
+	completeHandler middleware.Handler
 	// resultWalk digests the results of a live command's re-runs
 	// (livedigestwalk.go); nil for a result type json must write.
 	resultWalk *resultWalk

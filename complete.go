@@ -15,6 +15,36 @@ import (
 	"github.com/mcplive/adapter/middleware"
 )
 
+// completionGivenKey carries a completion request's context.arguments, the
+// values of the other variables, across the middleware chain to
+// completeHandler; the variable and the prefix travel in the Call.
+type completionGivenKey struct{}
+
+// chainComplete puts c's completions behind the middleware chain once, as
+// register does its runs, rather than per request: what a middleware keeps
+// in the handler it returns (a semaphore, a breaker) then lasts as long as
+// the command, and a completion does not build the whole chain anew.
+func (a *Adapter) chainComplete(c *command) {
+	if c.tmpl == nil {
+		return
+	}
+	c.completeHandler = a.chain(func(ctx context.Context, call *middleware.Call) (any, error) {
+		// Read from the call, as a run reads call.Args: what the
+		// middleware passed on is what runs.
+		var v *variable
+		if call.Completion != nil {
+			v = c.tmpl.variable(call.Completion.Variable)
+		}
+		if v == nil {
+			return nil, fmt.Errorf("completion of %s: the middleware chain passed on no variable of %s", c.name, c.tmpl.raw)
+		}
+		// Absent if a middleware passed on a context not derived from
+		// its own: the completion then runs as if none were given.
+		given, _ := ctx.Value(completionGivenKey{}).(map[string]string)
+		return c.complete(ctx, v, call.Completion.Prefix, given)
+	})
+}
+
 // maxCompletions is the most values completion/complete may answer with.
 const maxCompletions = 100
 
@@ -97,9 +127,8 @@ func (p completionProvider) CompleteResourceArgument(ctx context.Context, uri st
 		Session:    sessionFrom(ctx),
 		Completion: &middleware.Completion{Variable: arg.Name, Prefix: arg.Value},
 	}
-	res, err := a.chain(func(ctx context.Context, _ *middleware.Call) (any, error) {
-		return c.complete(ctx, v, arg.Value, cctx.Arguments)
-	})(ctx, call)
+	ctx = context.WithValue(ctx, completionGivenKey{}, cctx.Arguments)
+	res, err := c.completeHandler(ctx, call)
 	if err != nil {
 		return nil, a.completionError(ctx, c, uri, err)
 	}

@@ -159,3 +159,38 @@ func TestWrapRefusesUselessRateLimits(t *testing.T) {
 		})
 	}
 }
+
+// A middleware may keep state in the handler it returns, as net/http
+// middleware does (a per-command semaphore, a circuit breaker): the adapter
+// wraps each command's handler once, so that state lives as long as the
+// command. Completions must meet the same wrapped handler every time, not a
+// chain built afresh for each request that starts from empty state.
+func TestMiddlewareStateOutlivesACompletion(t *testing.T) {
+	var mu sync.Mutex
+	var seen []int // for each completion, the calls its handler has seen
+	counting := func(next middleware.Handler) middleware.Handler {
+		n := 0 // state of this one wrapped handler
+		return func(ctx context.Context, call *middleware.Call) (any, error) {
+			mu.Lock()
+			n++
+			if call.Completion != nil {
+				seen = append(seen, n)
+			}
+			mu.Unlock()
+			return next(ctx, call)
+		}
+	}
+	srv, _ := newServer(t, adapter.WithMiddleware(counting))
+	c := connect(t, srv)
+	compl := mcp.CompleteRequest{}
+	compl.Params.Ref = mcp.ResourceReference{Type: "ref/resource", URI: "app://customers_show/{id}"}
+	compl.Params.Argument = mcp.CompleteArgument{Name: "id"}
+	for range 3 {
+		if _, err := c.Complete(context.Background(), compl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []int{1, 2, 3}; fmt.Sprint(seen) != fmt.Sprint(want) {
+		t.Errorf("the completions' handler had seen %v calls, want %v: each completion got a handler of its own", seen, want)
+	}
+}

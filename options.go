@@ -166,7 +166,9 @@ func WithRerunTimeout(d time.Duration) Option {
 }
 
 // WithMiddleware appends middleware to the chain every command invocation
-// passes (see package middleware). The first given is the outermost.
+// passes (see package middleware). The first given is the outermost. Each
+// command's handlers are wrapped once, when it is declared, so state a
+// middleware keeps in the handler it returns lasts as long as the command.
 func WithMiddleware(mws ...middleware.Middleware) Option {
 	return func(c *config) { c.middleware = append(c.middleware, mws...) }
 }
