@@ -126,7 +126,10 @@ func withObserver(f func(*buckets)) RateLimitOption {
 //   - otherwise "", one key shared by every such call.
 //
 // The port is left out of the address because a client can change it at
-// will by opening a new connection.
+// will by opening a new connection. The same holds, over IPv6, for the
+// address itself: a host is usually given a whole /64 and may pick any
+// address in it, each of which DefaultKey keys apart. Where such clients
+// matter, key them by their prefix with a KeyFunc.
 //
 // A session ID tells clients apart only where the server issued it. On
 // legacy Streamable HTTP served stateless (mcp-go's WithStateLess), the ID
