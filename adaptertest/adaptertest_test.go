@@ -336,3 +336,35 @@ func TestListenEndsWithTheClient(t *testing.T) {
 		t.Errorf("%d subscriptions left after the clients ended", n)
 	}
 }
+
+// Two subscriptions of one client to the same URI are independent on both
+// eras: closing one leaves the other listening. On 2025-11-25 the server
+// keeps one subscription per session and URI, so Close must not unsubscribe
+// a URI that another open subscription of the client still holds.
+func TestCloseLeavesAnotherSubscriptionOfTheURI(t *testing.T) {
+	const uri = "app://items_show/1"
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) {
+			a, st := liveApp(t)
+			c := adaptertest.New(t, a, era.opts...)
+			first, err := c.Listen(uri)
+			if err != nil {
+				t.Fatal(err)
+			}
+			second, err := c.Listen(uri)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first.Close()
+			st.set(1, "uno")
+			a.Changed("items")
+			c.WaitIdle()
+			if got := second.Take(); !slices.Equal(got, []string{uri}) {
+				t.Errorf("the subscription left open received %q, want %q", got, []string{uri})
+			}
+			if got := first.Take(); len(got) != 0 {
+				t.Errorf("the closed subscription received %q", got)
+			}
+		})
+	}
+}

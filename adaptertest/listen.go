@@ -157,7 +157,8 @@ func (s *Subscription) Take() []string {
 
 // Close ends the subscription: on 2026-07-28 the listen stream ends (and the
 // server drops its subscriptions); on 2025-11-25 each acknowledged URI is
-// unsubscribed. Nothing is received after Close. Closing twice does nothing.
+// unsubscribed, unless another open Subscription of the client holds it
+// too. Nothing is received after Close. Closing twice does nothing.
 func (s *Subscription) Close() {
 	s.c.t.Helper()
 	s.once.Do(func() {
@@ -165,7 +166,7 @@ func (s *Subscription) Close() {
 			s.cancel()
 			<-s.done
 		} else {
-			for _, u := range s.Acknowledged {
+			for _, u := range s.release() {
 				if _, werr := s.c.call(string(mcp.MethodResourcesUnsubscribe), mcp.UnsubscribeParams{URI: u}); werr != nil {
 					s.c.t.Errorf("adaptertest: resources/unsubscribe %s: %v", u, werr)
 				}
@@ -173,6 +174,29 @@ func (s *Subscription) Close() {
 		}
 		s.forget()
 	})
+}
+
+// release stops dispatching to s and returns the URIs it acknowledged that
+// no other open subscription of the client holds. On 2025-11-25 the server
+// keeps one subscription per session and URI, shared by every Subscription
+// of the client that asked for it; unsubscribing a URI another one still
+// holds would silence that one too, where on 2026-07-28 each listen stream
+// is a subscription of its own.
+func (s *Subscription) release() []string {
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	delete(s.c.subs, s)
+	var free []string
+	for _, u := range s.Acknowledged {
+		held := false
+		for other := range s.c.subs {
+			held = held || other.acked[u]
+		}
+		if !held {
+			free = append(free, u)
+		}
+	}
+	return free
 }
 
 // end is Close without requests to the server, for when the client closes:
