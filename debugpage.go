@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
+	"fmt"
 	"html/template"
 	"net/http"
 	"strings"
@@ -50,6 +51,13 @@ const (
 // change), updated in place as the registry changes, without a reload.
 // Mount it where only operators reach it, as you would net/http/pprof: it
 // shows the arguments of every live query, which may be personal data.
+// Over a loopback connection it answers 403 to a request whose Host is not
+// a loopback name (localhost, 127.0.0.1, [::1]), as mcp-go's localhost
+// protection does on /mcp: a page on another site whose name the attacker
+// rebinds to 127.0.0.1 reaches a loopback listener from the operator's own
+// browser, with its own name as Host. A reverse proxy on the same host
+// must send a loopback Host. Off loopback, every Host passes: restrict who
+// reaches the page there yourself.
 //
 //	mux.Handle("GET /debug/live", a.DebugHandler())
 //
@@ -109,6 +117,10 @@ func sha256Source(content string) string {
 }
 
 func (h *debugHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if reboundToLoopback(req) {
+		http.Error(w, fmt.Sprintf("forbidden: a loopback connection naming host %q, not a loopback name (DNS rebinding?)", req.Host), http.StatusForbidden)
+		return
+	}
 	if req.Method != http.MethodGet && req.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -281,4 +282,75 @@ func (l smallSendBuffers) Accept() (net.Conn, error) {
 		_ = tc.SetWriteBuffer(4 << 10)
 	}
 	return c, err
+}
+
+// TestDebugPageRefusesRebinding: the page and its stream show the arguments
+// of every live query. Mounted on a loopback listener, "where only
+// operators reach it", it is reached too by a page on another site whose
+// name the attacker rebinds to 127.0.0.1: the operator's own browser
+// connects over loopback, with the attacker's name as Host. That must be
+// refused, as mcp-go's localhost protection refuses it on /mcp; a loopback
+// name, and any Host on a listener that is not loopback, pass.
+func TestDebugPageRefusesRebinding(t *testing.T) {
+	a, _ := newDebugServer(t)
+	f := newFakeClient(t, a, "s1", 16)
+	defer f.close()
+	if acked, _ := f.listen(t, "app://items_show/3"); len(acked) != 1 {
+		t.Fatal("not acknowledged")
+	}
+	hs := httptest.NewServer(a.DebugHandler())
+	defer hs.Close()
+	// The same handler, as if its listener were not loopback (httptest
+	// listens on loopback only).
+	public := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := context.WithValue(r.Context(), http.LocalAddrContextKey, net.Addr(&net.TCPAddr{IP: net.ParseIP("192.0.2.7"), Port: 80}))
+		a.DebugHandler().ServeHTTP(w, r.WithContext(ctx))
+	}))
+	defer public.Close()
+	port := hs.Listener.Addr().(*net.TCPAddr).Port
+	for _, tc := range []struct {
+		url, host string
+		want      int
+	}{
+		{hs.URL, fmt.Sprintf("127.0.0.1:%d", port), http.StatusOK},
+		{hs.URL, fmt.Sprintf("localhost:%d", port), http.StatusOK},
+		{hs.URL, fmt.Sprintf("[::1]:%d", port), http.StatusOK},
+		{hs.URL, "localhost", http.StatusOK},
+		{hs.URL, "[::1]", http.StatusOK},
+		{hs.URL, fmt.Sprintf("evil.example:%d", port), http.StatusForbidden},
+		{hs.URL, "evil.example", http.StatusForbidden},
+		{hs.URL, fmt.Sprintf("localhost.evil.example:%d", port), http.StatusForbidden},
+		{hs.URL, fmt.Sprintf("127.0.0.1.nip.io:%d", port), http.StatusForbidden},
+		{hs.URL, fmt.Sprintf("192.0.2.1:%d", port), http.StatusForbidden},
+		{public.URL, "debug.example.com", http.StatusOK},
+	} {
+		for _, accept := range []string{"text/html", "text/event-stream"} {
+			ctx, cancel := context.WithCancel(context.Background())
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, tc.url, nil)
+			req.Host = tc.host
+			req.Header.Set("Accept", accept)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var body []byte
+			if res.StatusCode == http.StatusOK && accept == "text/event-stream" {
+				name, data := eventReader{bufio.NewReader(res.Body)}.next(t)
+				body = []byte(name + " " + data)
+			} else {
+				body, _ = io.ReadAll(res.Body)
+			}
+			cancel()
+			res.Body.Close()
+			if res.StatusCode != tc.want {
+				t.Errorf("Host %s, %s: %d, want %d", tc.host, accept, res.StatusCode, tc.want)
+			}
+			if leaked := strings.Contains(string(body), "items_show"); leaked != (tc.want == http.StatusOK) {
+				t.Errorf("Host %s, %s: the live queries shown: %v", tc.host, accept, leaked)
+			}
+			if tc.want == http.StatusForbidden && !strings.Contains(string(body), strconv.Quote(tc.host)) {
+				t.Errorf("Host %s, %s: the refusal does not name the host: %s", tc.host, accept, body)
+			}
+		}
+	}
 }

@@ -178,6 +178,26 @@ func hostPort(scheme, host string) string {
 	return host
 }
 
+// reboundToLoopback reports whether r came over a loopback connection
+// yet names a Host that is not loopback: what a page on another site sends
+// once the attacker has rebound its name to 127.0.0.1 (DNS rebinding). It
+// is the rule of mcp-go's localhost protection; a listener that is not
+// loopback passes every Host.
+func reboundToLoopback(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil {
+		return false
+	}
+	if ip, _, err := net.SplitHostPort(local.String()); err != nil || !isLoopbackHost(ip) {
+		return false
+	}
+	name, _, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		name = strings.TrimSuffix(strings.TrimPrefix(r.Host, "["), "]") // no port
+	}
+	return !isLoopbackHost(name)
+}
+
 func isLoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
 		return true
