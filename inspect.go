@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -65,7 +66,9 @@ func (a *Adapter) inspect(ctx context.Context) Report {
 	for _, c := range cmds {
 		cr := CommandReport{
 			Name: c.name, Description: c.description, Live: c.live, Tool: c.name,
-			Reason: c.reason, Detail: c.detail, InputSchema: c.schema,
+			Reason: c.reason, Detail: c.detail,
+			// A copy: tools/list publishes c.schema's very bytes.
+			InputSchema: bytes.Clone(c.schema),
 		}
 		if c.tmpl != nil {
 			cr.Template = c.tmpl.raw

@@ -228,3 +228,29 @@ func TestSchemaThatDoesNotCompilePanics(t *testing.T) {
 	a := adapter.Wrap(server.NewMCPServer("t", "1"))
 	adapter.Live(a, "bad", "", func(context.Context, args) (string, error) { return "", nil })
 }
+
+// TestInspectReportIsTheCallers: a report is the caller's to change. Its
+// InputSchema must not be the bytes tools/list publishes, which are those
+// arguments are checked against: rewriting the report's (here into a
+// valid "{}") must change neither what tools/list says nor the next report.
+func TestInspectReportIsTheCallers(t *testing.T) {
+	a := toolsAdapter()
+	c := adaptertest.New(t, a)
+	want := listTools(t, c)["report_show"].InputSchema
+	before := a.Inspect()
+	for _, cr := range before.Commands {
+		s := cr.InputSchema
+		copy(s, "{}")
+		for i := 2; i < len(s); i++ {
+			s[i] = ' '
+		}
+	}
+	if got := listTools(t, c)["report_show"].InputSchema; string(got) != string(want) {
+		t.Errorf("tools/list publishes %s after a report was changed, want %s", got, want)
+	}
+	for _, cr := range a.Inspect().Commands {
+		if cr.Name == "report_show" && !strings.Contains(string(cr.InputSchema), `"type"`) {
+			t.Errorf("the next report's schema is %q", cr.InputSchema)
+		}
+	}
+}
