@@ -29,6 +29,9 @@ const (
 	// debugMaxQueries bounds the rows of live queries a page shows; the
 	// count of the others is shown.
 	debugMaxQueries = 200
+	// debugMaxReads bounds the read keys a row shows; the count of the
+	// others is shown.
+	debugMaxReads = 50
 	// debugMaxStreams bounds the event streams one handler serves at once;
 	// the next is refused with 503.
 	debugMaxStreams = 8
@@ -65,7 +68,7 @@ const (
 // that accepts text/event-stream), at most four a second, from at most
 // eight pages at once; each stream ends with its request, or when a
 // client stops reading and an event cannot be written within 30 seconds.
-// Pages show at most 200 live queries.
+// Pages show at most 200 live queries, and at most 50 read keys of each.
 func (a *Adapter) DebugHandler() http.Handler {
 	return newDebugHandler(a, debugThrottle, debugRefresh)
 }
@@ -169,6 +172,7 @@ type liveView struct {
 type queryView struct {
 	LiveQuery
 	Arguments string // the JSON, as text
+	MoreReads int    // read keys not shown
 }
 
 func (h *debugHandler) live() liveView {
@@ -180,7 +184,9 @@ func (h *debugHandler) live() liveView {
 	}
 	v.Queries = make([]queryView, len(qs))
 	for i, q := range qs {
-		v.Queries[i] = queryView{LiveQuery: q, Arguments: string(q.Arguments)}
+		more := max(0, len(q.Reads)-debugMaxReads)
+		q.Reads = q.Reads[:len(q.Reads)-more]
+		v.Queries[i] = queryView{LiveQuery: q, Arguments: string(q.Arguments), MoreReads: more}
 	}
 	return v
 }

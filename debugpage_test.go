@@ -354,3 +354,42 @@ func TestDebugPageRefusesRebinding(t *testing.T) {
 		}
 	}
 }
+
+// TestDebugPageBoundsReads: a query's read set is as long as what its run
+// read, one key a row for a search, say, which its arguments (an agent's)
+// may make as long as the table. Like its rows, a page's read keys are
+// bounded, and the page says how many it left out, in the page and in the
+// stream alike.
+func TestDebugPageBoundsReads(t *testing.T) {
+	a, _ := newDebugServer(t)
+	const n = 5000
+	Live(a, "notes_all", "Every note.", func(ctx context.Context, _ struct{}) (int, error) {
+		for i := range n {
+			Reads(ctx, fmt.Sprintf("notes/%d", i))
+		}
+		return n, nil
+	})
+	f := newFakeClient(t, a, "s1", 16)
+	defer f.close()
+	if acked, _ := f.listen(t, "app://notes_all", "app://items_show/1"); len(acked) != 2 {
+		t.Fatalf("acknowledged %q", acked)
+	}
+	hs := httptest.NewServer(a.DebugHandler())
+	defer hs.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, page := get(t, hs.URL, "text/html")
+	_, events := openStream(t, ctx, hs.URL)
+	_, data := events.next(t)
+	for what, text := range map[string]string{"page": page, "stream": data} {
+		if got := strings.Count(text, "<code>notes/"); got != debugMaxReads {
+			t.Errorf("%s: %d read keys shown, want %d", what, got, debugMaxReads)
+		}
+		if want := fmt.Sprintf("and %d more", n-debugMaxReads); !strings.Contains(text, want) {
+			t.Errorf("%s: it does not say %q", what, want)
+		}
+		if !strings.Contains(text, `<td class="reads"><code>items/1</code></td>`) {
+			t.Errorf("%s: a short read set is not shown whole", what)
+		}
+	}
+}
