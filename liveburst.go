@@ -36,9 +36,11 @@ const (
 type heldConns struct {
 	conns []*conn
 	// ready are the held connections delivered to through their session's
-	// channel, whose outboxes the flush leaves to the goroutine that
-	// flushed, to hand over with the registry's mutex released
-	// (deliverReady); each counts as a delivery under way.
+	// channel whose outboxes are left to the goroutine that made them
+	// ready, to hand over with the registry's mutex released
+	// (deliverReady): those of the flush, and those whose burst filled
+	// during the wave (enqueueQuietLocked). Each counts as a delivery
+	// under way.
 	ready []*conn
 	// timer flushes them holdMax after the first was held; made once and
 	// reset.
@@ -102,8 +104,8 @@ func (r *liveRegistry) flushHeldLocked() {
 	r.held.conns = r.held.conns[:0]
 }
 
-// takeReadyLocked takes the connections flushHeldLocked left to the
-// caller to deliver to.
+// takeReadyLocked takes the connections left to the caller to deliver to
+// (heldConns.ready).
 func (r *liveRegistry) takeReadyLocked() []*conn {
 	if len(r.held.ready) == 0 {
 		return nil

@@ -1,8 +1,6 @@
 package adapter
 
 import (
-	"sync"
-
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -29,7 +27,7 @@ func (r *liveRegistry) startDelivery(c *conn) {
 // session, oldest first, and exits when the outbox is empty, or when c is
 // served on GET streams and none is open (the next to open restarts it).
 func (r *liveRegistry) deliver(c *conn) {
-	held := batches.Get().(*[]outNote)
+	held := r.batches.Get().(*[]outNote)
 	batch := (*held)[:0]
 	var sent uint64 // handed over since c.mu was last held
 	for {
@@ -40,7 +38,7 @@ func (r *liveRegistry) deliver(c *conn) {
 			drop := c.dropLater
 			c.mu.Unlock()
 			*held = batch
-			batches.Put(held)
+			r.batches.Put(held)
 			r.leave(c, drop)
 			return
 		}
@@ -57,8 +55,8 @@ func (r *liveRegistry) deliver(c *conn) {
 	}
 }
 
-// deliverReady hands the outboxes of ready, connections that flushHeld
-// marked delivering and counted, to their sessions' channels from the
+// deliverReady hands the outboxes of ready, connections marked delivering
+// and counted (takeReadyLocked), to their sessions' channels from the
 // calling goroutine, without waiting: a connection whose channel is full
 // gets a delivery goroutine for the rest, which waits.
 func (r *liveRegistry) deliverReady(ready []*conn) {
@@ -144,10 +142,6 @@ func trySend(ch chan<- mcp.JSONRPCNotification, n mcp.JSONRPCNotification) (sent
 		return false, false
 	}
 }
-
-// batches are the arrays delivery goroutines take outboxes in: one per
-// goroutine alive, kept for the next.
-var batches = sync.Pool{New: func() any { return new([]outNote) }}
 
 // leave ends a delivery goroutine: drop says that the registry wanted to
 // forget its connection while it delivered. The last to leave wakes

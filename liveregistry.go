@@ -50,6 +50,9 @@ type liveRegistry struct {
 	// liveCtx holds the values of every re-run's context: origin Live.
 	liveCtx context.Context
 	digests *digests
+	// batches are the arrays delivery goroutines take outboxes in
+	// (*[]outNote): one per goroutine alive, kept for the next.
+	batches sync.Pool
 
 	mu      sync.Mutex
 	queries map[queryKey]*query
@@ -183,6 +186,7 @@ func newLiveRegistry(a *Adapter) *liveRegistry {
 		closeDone:          make(chan struct{}),
 		liveCtx:            middleware.WithOrigin(context.Background(), middleware.Live),
 		digests:            newDigests(),
+		batches:            sync.Pool{New: func() any { return new([]outNote) }},
 		queries:            make(map[queryKey]*query),
 		index:              newReadIndex(),
 		conns:              make(map[server.ClientSession]*conn),

@@ -59,7 +59,8 @@ func (r *liveRegistry) work() {
 	r.mu.Lock()
 	for {
 		if ready := r.takeReadyLocked(); ready != nil {
-			// The wave ended with this job: hand its bursts over.
+			// Bursts this job filled, or the wave's last if it ended
+			// with this job: hand them over.
 			r.mu.Unlock()
 			r.deliverReady(ready)
 			r.mu.Lock()
