@@ -3,6 +3,7 @@ package adapter
 import (
 	"context"
 	"fmt"
+	"slices"
 	"net/http/httptest"
 	"sync"
 	"sync/atomic"
@@ -260,5 +261,36 @@ func waitParked(t *testing.T, a *Adapter) {
 	r := a.live
 	if err := r.waitFor(ctx, func() bool { return r.workers == 0 && r.deliverers.Load() == 0 && r.runq.n == 0 }); err != nil {
 		t.Fatalf("re-runs or deliveries still under way: %+v", a.LiveStats())
+	}
+}
+
+// A session whose channel its transport has closed is gone: the burst
+// handed to it is dropped, in one piece, without a panic and without
+// holding up the other sessions or the registry, and its outbox is left
+// empty (nothing is queued for it again until the next change).
+func TestDeliveryToAClosedChannel(t *testing.T) {
+	st := newItemStore(3)
+	a := newLiveServer(t, st)
+	gone := newFakeClient(t, a, "gone", 100)
+	live := newFakeClient(t, a, "live", 100)
+	uris := []string{"app://items_show/1", "app://items_show/2", "app://items_show/3"}
+	for _, f := range []*fakeClient{gone, live} {
+		for _, u := range uris {
+			if err := f.subscribe(u); err != nil {
+				t.Fatalf("%s %s: %+v", f.s.id, u, err)
+			}
+		}
+	}
+	close(gone.s.ch) // its transport went away; the session is still registered
+	for id := 1; id <= 3; id++ {
+		st.set(id, "changed")
+	}
+	a.Changed("items")
+	waitIdle(t, a)
+	if got := live.take(); !slices.Equal(got, uris) {
+		t.Fatalf("the live session heard %v, want %v", got, uris)
+	}
+	if s := a.LiveStats(); s.Pending != 0 {
+		t.Fatalf("%d notifications still pending for the closed session", s.Pending)
 	}
 }
