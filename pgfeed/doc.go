@@ -41,6 +41,11 @@
 // channel) or one that cannot be read makes every instance re-run all its
 // live queries.
 //
+// JSON carries only UTF-8: a key that is not valid UTF-8 (a row id from a
+// percent-decoded URI, say) is sent as its table, and one whose table is
+// not valid UTF-8 either as the empty payload, which re-runs everything on
+// every instance, the publisher's included.
+//
 // NOTIFY payloads are limited to 8000 bytes. A key list that does not fit
 // is widened to its tables ("customers/12", "customers/13" become
 // "customers"), which re-runs more but misses nothing, and if the tables

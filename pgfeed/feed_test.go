@@ -303,3 +303,22 @@ func TestRunAgainRerunsEverything(t *testing.T) {
 	s.expect(t, "after")
 	s.expectNothing(t)
 }
+
+// JSON cannot carry a key that is not valid UTF-8: encoding/json would turn
+// its bad bytes into U+FFFD, and the other instances would hear of a key
+// that no query read. Such a key reaches them as its table, and one whose
+// table is not valid UTF-8 either as a change of everything.
+func TestKeysThatAreNotUTF8(t *testing.T) {
+	url := pgtest.StartShared(t)
+	a, b := startFeed(t, url), startFeed(t, url)
+
+	// A row id taken from a percent-decoded URI ("files/caf%E9").
+	publish(t, a.Feed, "files/caf\xe9", "orders/1")
+	b.sink.expect(t, "files", "orders/1")
+
+	publish(t, a.Feed, "caf\xe9/1")
+	b.sink.expectAll(t)
+	publish(t, a.Feed, "marker")
+	b.sink.expect(t, "marker")
+	b.sink.expectNothing(t)
+}

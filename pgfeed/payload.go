@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // maxPayload keeps a notification under PostgreSQL's 8000-byte NOTIFY
@@ -25,8 +26,25 @@ type payload struct {
 // widened to their tables ("customers/12" becomes "customers"), which
 // re-runs more queries but misses none; and if even the tables do not fit,
 // they are spread over several payloads.
+//
+// JSON strings are UTF-8: a key that is not would arrive with its bad bytes
+// turned into U+FFFD, a key no query read. So it goes as its table, and
+// when the table is not UTF-8 either, as the empty payload, which makes
+// every instance (this one too) re-run everything.
 func encodePayloads(instance string, keys []string, limit int) ([]string, error) {
-	keys = dedupe(keys)
+	keys = dedupe(keys) // a copy: the caller's keys stay as they are
+	widened := false
+	for i, k := range keys {
+		if !utf8.ValidString(k) {
+			if keys[i] = tableOf(k); !utf8.ValidString(keys[i]) {
+				return []string{""}, nil
+			}
+			widened = true
+		}
+	}
+	if widened {
+		keys = dedupe(keys)
+	}
 	if p := marshal(instance, keys); len(p) <= limit {
 		return []string{p}, nil
 	}
