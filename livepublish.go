@@ -68,12 +68,16 @@ func (p *publisher) publish(keys []string) {
 	}
 }
 
-// widenLocked replaces every row key by its table.
+// widenLocked replaces every row key by its table. A key with an empty
+// table ("/12") stays: the empty key would reach nothing, since every sink
+// ignores it.
 func (p *publisher) widenLocked() {
 	wide := make(map[string]struct{})
 	for k := range p.pending {
-		table, _, _ := strings.Cut(k, "/")
-		wide[table] = struct{}{}
+		if table := tableOf(k); table != "" {
+			k = table
+		}
+		wide[k] = struct{}{}
 	}
 	p.pending = wide
 }

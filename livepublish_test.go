@@ -88,6 +88,32 @@ func TestChangedDoesNotWaitForTheFeed(t *testing.T) {
 	}
 }
 
+// TestWideningKeepsKeysWithoutTable: a key with an empty table ("/x") has
+// nothing wider to go as. Widened to "", which every sink ignores, its
+// change would reach no other instance.
+func TestWideningKeepsKeysWithoutTable(t *testing.T) {
+	feed := newBlockingFeed()
+	a := Wrap(server.NewMCPServer("t", "1"), WithChangeFeed(feed))
+	a.Changed("customers/1")
+	<-feed.started // the keys below pile up
+
+	a.Changed("/x")
+	for i := range 2 * maxPendingKeys {
+		a.Changed(fmt.Sprintf("customers/%d", i))
+	}
+	a.Changed("/y") // after the widening
+	close(feed.release)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := feed.published()
+	if last := got[len(got)-1]; len(got) != 2 || !slices.Equal(last, []string{"/x", "/y", "customers"}) {
+		t.Fatalf("published %d batches, the last of %d keys beginning %q; want the rest as [/x /y customers]", len(got), len(last), last[:min(len(last), 3)])
+	}
+}
+
 // TestCloseFlushesThePublisher: keys handed to the feed before Close are
 // published before Close returns.
 func TestCloseFlushesThePublisher(t *testing.T) {
