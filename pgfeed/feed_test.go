@@ -115,6 +115,20 @@ func TestHugeKeyListFallsBackToTables(t *testing.T) {
 	}
 }
 
+// A key with an empty table ("/x") has nothing wider to go as: the adapter
+// ignores the empty key, so widening it to "" would lose the change.
+func TestWideningKeepsKeysWithoutTable(t *testing.T) {
+	url := pgtest.StartShared(t)
+	a, b := startFeed(t, url), startFeed(t, url)
+
+	keys := []string{"/x"}
+	for i := range 3000 {
+		keys = append(keys, fmt.Sprintf("customers/%d", i))
+	}
+	publish(t, a.Feed, keys...)
+	b.sink.expect(t, "/x", "customers")
+}
+
 func TestReconnectRerunsEverythingOnce(t *testing.T) {
 	url := pgtest.StartShared(t)
 	a, b := startFeed(t, url, pgfeed.WithBackoff(10*time.Millisecond, 50*time.Millisecond)), startFeed(t, url)

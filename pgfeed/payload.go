@@ -36,7 +36,7 @@ func encodePayloads(instance string, keys []string, limit int) ([]string, error)
 	widened := false
 	for i, k := range keys {
 		if !utf8.ValidString(k) {
-			if keys[i] = tableOf(k); !utf8.ValidString(keys[i]) {
+			if keys[i] = wider(k); !utf8.ValidString(keys[i]) {
 				return []string{""}, nil
 			}
 			widened = true
@@ -50,7 +50,7 @@ func encodePayloads(instance string, keys []string, limit int) ([]string, error)
 	}
 	tables := make([]string, len(keys))
 	for i, k := range keys {
-		tables[i] = tableOf(k)
+		tables[i] = wider(k)
 	}
 	tables = dedupe(tables)
 	if p := marshal(instance, tables); len(p) <= limit {
@@ -116,10 +116,15 @@ func decodePayload(s string) (p payload, all bool, err error) {
 	return p, false, nil
 }
 
-// tableOf returns the table part of a key: "customers" for "customers/12".
-func tableOf(key string) string {
-	table, _, _ := strings.Cut(key, "/")
-	return table
+// wider returns the key a widened key list carries for key: its table,
+// "customers" for "customers/12". A key with an empty table ("/12") is
+// carried as itself: the empty key would reach nothing, since the adapter
+// ignores it.
+func wider(key string) string {
+	if table, _, _ := strings.Cut(key, "/"); table != "" {
+		return table
+	}
+	return key
 }
 
 // dedupe drops repeated keys, keeping the first occurrence's order.
