@@ -242,7 +242,9 @@ func TestRunWithoutServer(t *testing.T) {
 }
 
 func TestRunRefusesToStart(t *testing.T) {
-	ctx := context.Background()
+	// A Run that starts would retry until this ends.
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
 	if err := pgfeed.New("postgres://127.0.0.1/x").Run(ctx); err == nil || !strings.Contains(err.Error(), "Attach") {
 		t.Errorf("Run without Attach = %v", err)
 	}
@@ -251,6 +253,12 @@ func TestRunRefusesToStart(t *testing.T) {
 		"long channel": pgfeed.New("postgres://127.0.0.1/x", pgfeed.WithChannel(strings.Repeat("c", 64))),
 		"sql instance": pgfeed.New("postgres://127.0.0.1/x", pgfeed.WithInstanceID("sql")),
 		"backoff":      pgfeed.New("postgres://127.0.0.1/x", pgfeed.WithBackoff(time.Second, time.Millisecond)),
+		// LISTEN would drop the NUL and listen on "ab", where nothing
+		// is sent; pg_notify refuses it.
+		"nul in channel": pgfeed.New("postgres://127.0.0.1/x", pgfeed.WithChannel("a\x00b")),
+		// JSON would carry it as "\uFFFD", so the feed would not know
+		// its own notifications and would hear its changes back.
+		"non-UTF-8 instance": pgfeed.New("postgres://127.0.0.1/x", pgfeed.WithInstanceID("caf\xe9")),
 	} {
 		f.Attach(newSink())
 		if err := f.Run(ctx); err == nil {

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // DefaultChannel is the NOTIFY channel a Feed and InstallTriggers use unless
@@ -52,6 +54,10 @@ func (c config) validate() error {
 	}
 	if c.instance == "" || c.instance == sqlInstance {
 		errs = append(errs, fmt.Errorf("instance id %q is reserved", c.instance))
+	} else if !utf8.ValidString(c.instance) {
+		// JSON would carry it altered, and the feed would not know its
+		// own notifications.
+		errs = append(errs, fmt.Errorf("instance id %q is not valid UTF-8", c.instance))
 	}
 	if c.backoffMin <= 0 || c.backoffMax < c.backoffMin {
 		errs = append(errs, fmt.Errorf("backoff %v..%v: need 0 < min <= max", c.backoffMin, c.backoffMax))
@@ -71,6 +77,12 @@ func (c config) validate() error {
 func validChannel(channel string) error {
 	if channel == "" || len(channel) > maxIdentifier {
 		return fmt.Errorf("channel %q: need 1 to %d bytes", channel, maxIdentifier)
+	}
+	// LISTEN would drop a NUL (pgx.Identifier does) and listen on another
+	// channel than pg_notify's, which refuses it, as the server refuses
+	// what is not UTF-8.
+	if strings.ContainsRune(channel, 0) || !utf8.ValidString(channel) {
+		return fmt.Errorf("channel %q: need valid UTF-8 without NUL", channel)
 	}
 	return nil
 }
@@ -101,7 +113,8 @@ func WithBackoff(minDelay, maxDelay time.Duration) Option {
 // WithInstanceID sets the id this feed puts in the notifications it
 // publishes, so that it can recognise and skip its own (default: random,
 // which is what you want unless you need stable ids in logs). Every running
-// instance must have a different id, and "sql" is reserved for the triggers.
+// instance must have a different id, valid UTF-8, and "sql" is reserved for
+// the triggers.
 func WithInstanceID(id string) Option {
 	return func(c *config) { c.instance = id }
 }

@@ -109,6 +109,7 @@ func TestInstallTriggersErrors(t *testing.T) {
 		"no table name":  {"", []pgfeed.TableSpec{{IDColumn: "id"}}, "without a Table"},
 		"slash in key":   {"", []pgfeed.TableSpec{{Table: "good", Key: "a/b"}}, "separates"},
 		"long channel":   {strings.Repeat("c", 64), []pgfeed.TableSpec{{Table: "good"}}, "channel"},
+		"nul in channel": {"a\x00b", []pgfeed.TableSpec{{Table: "good"}}, "channel"},
 	} {
 		err := pgfeed.InstallTriggers(ctx, sql, tc.channel, tc.tables...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
