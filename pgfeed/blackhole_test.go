@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/mcplive/adapter/pgfeed"
 	"go.uber.org/goleak"
 )
@@ -77,4 +78,57 @@ func TestPublishNeverBlocks(t *testing.T) {
 	if f.Health().LastError == "" {
 		t.Error("publish failure not in Health")
 	}
+}
+
+// A Publish that gives up on a server that stopped answering leaves pgx
+// closing the connection in a goroutine of its own, which waits up to 15 s
+// for the server. Close ends it: no goroutine of the feed outlives Close.
+func TestCloseEndsWhatPublishDropped(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.(*net.TCPListener).SetDeadline(time.Now().Add(wait))
+	accept := func() net.Conn {
+		t.Helper()
+		c, err := l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	f := pgfeed.New("postgres://postgres@"+l.Addr().String()+"/x?sslmode=disable",
+		pgfeed.WithLogger(quietLogger()), pgfeed.WithPublishTimeout(200*time.Millisecond))
+	published := make(chan error, 1)
+	go func() { published <- f.Publish(context.Background(), []string{"a"}) }()
+
+	// The handshake, then silence: the server hangs, or the network cut
+	// the connection without a word.
+	c := accept()
+	defer c.Close()
+	b := pgproto3.NewBackend(c, c)
+	if _, err := b.ReceiveStartupMessage(); err != nil {
+		t.Fatal(err)
+	}
+	b.Send(&pgproto3.AuthenticationOk{})
+	b.Send(&pgproto3.BackendKeyData{ProcessID: 1, SecretKey: []byte{0, 0, 0, 1}})
+	b.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
+	if err := b.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-published:
+		if err == nil {
+			t.Fatal("Publish to a silent server succeeded")
+		}
+	case <-time.After(wait):
+		t.Fatal("Publish did not honour its timeout")
+	}
+	// pgx's cleanup begins with a CancelRequest on a connection of its
+	// own, answered by closing it; then it waits on the silent one.
+	accept().Close()
+
+	f.Close()
+	goleak.VerifyNone(t)
 }

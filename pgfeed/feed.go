@@ -3,10 +3,12 @@ package pgfeed
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/mcplive/adapter"
 )
 
@@ -34,6 +36,10 @@ type Feed struct {
 	pubSem  chan struct{}
 	pubConn *pgx.Conn // opened by the first Publish, dropped on error
 	closed  bool
+	// dropped are connections Publish gave up on that pgx may still be
+	// closing in a goroutine of its own, which waits up to 15 s for a
+	// server that does not answer. Close ends them.
+	dropped []*pgconn.PgConn
 
 	health healthState
 	pings  atomic.Int64 // liveness checks of the idle connection, for tests
@@ -101,8 +107,8 @@ func (f *Feed) Channel() string { return f.cfg.channel }
 func (f *Feed) Ready() <-chan struct{} { return f.ready }
 
 // Close closes the publishing connection, after the Publish in flight if
-// any. Publish fails with ErrClosed afterwards. Close does not stop Run:
-// cancel Run's context for that.
+// any, and leaves no goroutine behind. Publish fails with ErrClosed
+// afterwards. Close does not stop Run: cancel Run's context for that.
 func (f *Feed) Close() {
 	f.pubSem <- struct{}{}
 	defer func() { <-f.pubSem }()
@@ -110,5 +116,30 @@ func (f *Feed) Close() {
 	if f.pubConn != nil {
 		closeConn(f.pubConn)
 		f.pubConn = nil
+	}
+	for _, pc := range f.dropped {
+		// Cuts pgx's wait for the server short. What remains, a
+		// cancel request of its own, is bounded by pgx.
+		pc.Conn().Close()
+		<-pc.CleanupDone()
+	}
+	f.dropped = nil
+}
+
+// drop notes pc, a connection Publish gave up on, for Close, and forgets
+// those that are closed by now. Call it holding pubSem.
+func (f *Feed) drop(pc *pgconn.PgConn) {
+	f.dropped = slices.DeleteFunc(f.dropped, cleanedUp)
+	if !cleanedUp(pc) {
+		f.dropped = append(f.dropped, pc)
+	}
+}
+
+func cleanedUp(pc *pgconn.PgConn) bool {
+	select {
+	case <-pc.CleanupDone():
+		return true
+	default:
+		return false
 	}
 }

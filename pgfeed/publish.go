@@ -74,10 +74,11 @@ func (f *Feed) Publish(ctx context.Context, keys []string) error {
 		}
 		// Whatever went wrong, a fresh connection is the safe next step.
 		// Not closeConn: Publish must not wait for pgx's cleanup of a
-		// broken connection, which ends by itself.
+		// broken connection, which ends by itself, or at Close.
 		cctx, ccancel := context.WithTimeout(context.Background(), closeTimeout)
 		f.pubConn.Close(cctx)
 		ccancel()
+		f.drop(f.pubConn.PgConn())
 		f.pubConn = nil
 		if fresh || ctx.Err() != nil {
 			return f.publishFailed(fmt.Errorf("pgfeed: publish %d key(s) on channel %q: %w", len(keys), f.cfg.channel, err))
