@@ -176,6 +176,13 @@ func (t TableSpec) validate() error {
 	if strings.Contains(t.Key, "/") || (t.Key == "" && strings.Contains(t.Table, "/")) {
 		return fmt.Errorf("table %q: key %q contains '/', which separates a table from a row id", t.Table, t.key())
 	}
+	// The trigger's smallest payload carries the table key alone; if even
+	// that does not fit, pg_notify fails, and with it every write to the
+	// table. PostgreSQL's JSON is at most a few bytes longer than Go's,
+	// which maxPayload's room covers.
+	if n := len(marshal(sqlInstance, []string{t.key()})); n > maxPayload {
+		return fmt.Errorf("table %q: key of %d bytes is too long for a notification", t.Table, len(t.key()))
+	}
 	return nil
 }
 

@@ -110,6 +110,9 @@ func TestInstallTriggersErrors(t *testing.T) {
 		"slash in key":   {"", []pgfeed.TableSpec{{Table: "good", Key: "a/b"}}, "separates"},
 		"long channel":   {strings.Repeat("c", 64), []pgfeed.TableSpec{{Table: "good"}}, "channel"},
 		"nul in channel": {"a\x00b", []pgfeed.TableSpec{{Table: "good"}}, "channel"},
+		// pg_notify would refuse every payload: every write to the
+		// table would fail.
+		"long key": {"", []pgfeed.TableSpec{{Table: "good", Key: strings.Repeat("k", 7990)}}, "too long"},
 	} {
 		err := pgfeed.InstallTriggers(ctx, sql, tc.channel, tc.tables...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
