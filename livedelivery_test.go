@@ -3,8 +3,8 @@ package adapter
 import (
 	"context"
 	"fmt"
-	"slices"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
