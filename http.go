@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"sync"
+	"time"
 	"unicode"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -46,7 +47,9 @@ import (
 //   - in a text/event-stream body, event by event: each event is held only
 //     until its blank line ends it, and every other event (notifications on
 //     a long-lived subscriptions/listen stream, for one) is written and
-//     flushed as soon as mcp-go writes and flushes it.
+//     flushed as soon as mcp-go writes and flushes it. A write into the
+//     stream that the client does not read within 30 s fails, and the
+//     request ends with it (a listen stream's subscriptions with it).
 //
 // The writer of a legacy session's GET stream is wrapped too: the adapter
 // writes that session's notifications/resources/updated into it, and every
@@ -125,7 +128,7 @@ func (a *Adapter) HTTPHandler(next http.Handler, opts ...HTTPOption) http.Handle
 				r = r.WithContext(withListenCloser(ctx, lc))
 			}
 		}
-		e := &httpEdge{w: w, box: box, modern: mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))}
+		e := &httpEdge{w: w, box: box, modern: mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)), timeout: a.live.streamWriteTimeout}
 		e.events.box = box
 		e.events.out = w
 		if lc != nil {
@@ -168,11 +171,20 @@ type httpEdge struct {
 
 	// writes into an event stream, which Close can cut short (abort).
 	writes streamWrites
+	// timeout bounds every write into an event stream, as it bounds those
+	// into a GET stream (streamWriteTimeout): a subscriptions/listen stream
+	// lasts as long as its client wants, and a client that stops reading
+	// it would otherwise hold mcp-go's write, the request, and the
+	// subscriptions with their places under the caps, for as long as the
+	// connection lasts. A write that fails makes net/http cancel the
+	// request's context, which ends the listen.
+	timeout time.Duration
 }
 
-// streamWrite runs write, a write into the event stream, unless abort was
-// called: then, or if abort comes while it runs, the write fails.
-func (e *httpEdge) streamWrite(write func() error) error { return e.writes.do(e.w, 0, write) }
+// streamWrite runs write, a write into the event stream, within e.timeout,
+// unless abort was called: then, or if abort comes while it runs, the
+// write fails.
+func (e *httpEdge) streamWrite(write func() error) error { return e.writes.do(e.w, e.timeout, write) }
 
 // flushingHTTPEdge is an httpEdge over a writer that can flush: mcp-go
 // upgrades a response to an event stream only when its writer is an

@@ -1,0 +1,141 @@
+package adapter
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcplive/adapter/internal/leakcheck"
+)
+
+// The streams of clients that stop reading, served through HTTPHandler by
+// a real server: each test's hostile client is a raw connection that
+// writes its request and never reads a byte of the answer.
+
+// hostileHeader marks the requests of the client that never reads, so
+// that the server can say when their handlers return.
+const hostileHeader = "X-Never-Reads"
+
+// hostileServer serves a through HTTPHandler on a listener whose
+// connections have small send buffers. The channel it returns receives
+// once for each request of the hostile client whose handler returned.
+func hostileServer(t *testing.T, a *Adapter, opts ...server.StreamableHTTPOption) (*httptest.Server, <-chan struct{}) {
+	t.Helper()
+	h := a.HTTPHandler(server.NewStreamableHTTPServer(a.Server(), opts...))
+	returned := make(chan struct{}, 16)
+	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		if r.Header.Get(hostileHeader) != "" {
+			returned <- struct{}{}
+		}
+	}))
+	hs.Listener = smallSendBuffers{hs.Listener}
+	hs.Start()
+	return hs, returned
+}
+
+// neverReads sends one request on a new connection with a small receive
+// buffer, and never reads its answer.
+func neverReads(t *testing.T, hs *httptest.Server, method string, header http.Header, body []byte) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	_ = conn.(*net.TCPConn).SetReadBuffer(4 << 10)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s / HTTP/1.1\r\nHost: %s\r\n%s: 1\r\nContent-Length: %d\r\n", method, hs.Listener.Addr(), hostileHeader, len(body))
+	for k, vs := range header {
+		for _, v := range vs {
+			fmt.Fprintf(&b, "%s: %s\r\n", k, v)
+		}
+	}
+	b.WriteString("\r\n")
+	b.Write(body)
+	if _, err := io.WriteString(conn, b.String()); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
+// itemURIs are the URIs of items 1 to n, and the keys their reads file.
+func itemURIs(n int) (uris, keys []string) {
+	for i := 1; i <= n; i++ {
+		uris = append(uris, fmt.Sprintf("app://items_show/%d", i))
+		keys = append(keys, fmt.Sprintf("items/%d", i))
+	}
+	return uris, keys
+}
+
+// changeUntil changes every item the keys name, round after round, until
+// done is ready or 10 s have passed: each round notifies every
+// subscription of them once more, and the connection of a client that
+// does not read is soon full. It reports whether done was ready.
+func changeUntil(a *Adapter, st *itemStore, keys []string, done <-chan struct{}) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for round := 0; time.Now().Before(deadline); round++ {
+		for i := range keys {
+			st.set(i+1, fmt.Sprint("v", round))
+		}
+		a.Changed(keys...)
+		select {
+		case <-done:
+			return true
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return false
+}
+
+// TestListenStreamOfAClientThatNeverReads: a 2026-07-28 listen stream
+// through HTTPHandler had no write timeout, where a legacy GET stream has
+// 30 s. A client that never reads kept mcp-go's write into its stream
+// blocked, and with it the request's handler, the listen subscriptions and
+// their places under the caps, for as long as the TCP connection lasted.
+// Every write into the stream must fail once the client has not read it
+// for the stream's write timeout: the request then ends, and frees its
+// subscriptions.
+func TestListenStreamOfAClientThatNeverReads(t *testing.T) {
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
+	st := newItemStore(64)
+	a := newLiveServer(t, st)
+	a.live.streamWriteTimeout = 100 * time.Millisecond
+	hs, returned := hostileServer(t, a)
+	defer hs.Close()
+	defer hs.CloseClientConnections() // a blocked write fails, should the test fail
+
+	uris, keys := itemURIs(64)
+	neverReads(t, hs, http.MethodPost, http.Header{
+		"Content-Type":            {"application/json"},
+		"Accept":                  {"application/json, text/event-stream"},
+		mcp.HeaderProtocolVersion: {mcp.ProtocolVersion20260728},
+		mcp.HeaderMethod:          {string(mcp.MethodSubscriptionsListen)},
+	}, listenRequest(1, uris))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.live.waitFor(ctx, func() bool { return a.live.subs == len(uris) }); err != nil {
+		t.Fatalf("the listen stream was not acknowledged: %+v", a.LiveStats())
+	}
+
+	if !changeUntil(a, st, keys, returned) {
+		t.Fatalf("the listen request of a client that never reads is still served 10 s on: %+v", a.LiveStats())
+	}
+	if err := a.live.waitFor(ctx, func() bool { return a.live.subs == 0 }); err != nil {
+		t.Fatalf("the listen stream of a client that never reads still holds its subscriptions: %+v", a.LiveStats())
+	}
+	closeCtx, cancelClose := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancelClose()
+	if err := a.Close(closeCtx); err != nil {
+		t.Fatal(err)
+	}
+}
