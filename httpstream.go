@@ -237,11 +237,17 @@ func viaHTTPEdge(ctx context.Context) bool {
 type getStreams struct {
 	mu sync.Mutex
 	m  map[string][]*getStream
+	// aborted: Close has aborted every stream; one that opens after it
+	// is aborted as it opens, as if it had been open then.
+	aborted bool
 }
 
 func (s *getStreams) add(gs *getStream) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.aborted {
+		gs.abort()
+	}
 	if s.m == nil {
 		s.m = make(map[string][]*getStream)
 	}
@@ -271,10 +277,11 @@ func (s *getStreams) newest(id string) *getStream {
 	return list[len(list)-1]
 }
 
-// abortAll aborts every stream (Close).
+// abortAll aborts every stream, and those that open from now on (Close).
 func (s *getStreams) abortAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.aborted = true
 	for _, list := range s.m {
 		for _, gs := range list {
 			gs.abort()

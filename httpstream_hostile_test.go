@@ -139,3 +139,40 @@ func TestListenStreamOfAClientThatNeverReads(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// legacyGetHeader is the header of a legacy GET stream on session id.
+func legacyGetHeader(id string) http.Header {
+	return http.Header{
+		"Accept":                  {"text/event-stream"},
+		mcp.HeaderProtocolVersion: {mcp.LATEST_LEGACY_PROTOCOL_VERSION},
+		server.HeaderKeySessionID: {id},
+	}
+}
+
+// TestGetStreamOpenedAfterClose: from Close on every write into a legacy
+// GET stream through HTTPHandler fails, mcp-go's included; Close cut the
+// streams open when it came, but one opened during or after it went on
+// carrying mcp-go's writes (here its heartbeat) for as long as the client
+// kept it. The stream must end at its first write.
+func TestGetStreamOpenedAfterClose(t *testing.T) {
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
+	a := newLiveServer(t, newItemStore(1))
+	hs := httptest.NewServer(a.HTTPHandler(server.NewStreamableHTTPServer(a.Server(), server.WithHeartbeatInterval(10*time.Millisecond))))
+	defer hs.Close()
+	s := newRawSession(t, hs.URL)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	res, err := http.DefaultClient.Do(s.request(http.MethodGet, nil).WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil || len(body) > 0 {
+		t.Fatalf("a GET stream opened after Close carried %d bytes (%q…) and ended with %v, want nothing and its end", len(body), body[:min(len(body), 80)], err)
+	}
+}

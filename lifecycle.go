@@ -25,7 +25,8 @@ import (
 //     reading are cut short at ctx's end);
 //     resources/subscribe subscriptions are dropped, since the transport
 //     can tell their sessions nothing, and every write into a legacy GET
-//     stream through HTTPHandler, mcp-go's included, fails from then on;
+//     stream through HTTPHandler, mcp-go's included, fails from then on,
+//     on the streams opened since as on those open then;
 //  3. stops publishing to the change feed, once the keys already given to
 //     it are published, and stops taking changes from it (the feed itself,
 //     and its connection, are yours to close, after Close);
