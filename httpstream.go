@@ -185,9 +185,18 @@ func (gs *getStream) bounded(write func() error) error { return gs.writes.do(gs.
 // streamWriteTimeout bounds one write into a GET stream.
 const streamWriteTimeout = 30 * time.Second
 
+// closeWriteGrace bounds a write into a GET stream once Close has begun,
+// where streamWriteTimeout did: Close's first step waits for the writes
+// under way, and a client that reads takes an event in far less.
+const closeWriteGrace = time.Second
+
 // abort makes the write under way, if any, fail now, and the next ones
 // refuse (Close).
 func (gs *getStream) abort() { gs.writes.abort(gs.w) }
+
+// hurry bounds the write under way, if any, and the next ones by
+// closeWriteGrace (Close).
+func (gs *getStream) hurry() { gs.writes.hurry(gs.w, closeWriteGrace) }
 
 // finish closes the stream when the handler returns: its writer is no
 // longer the adapter's to use.
@@ -237,16 +246,20 @@ func viaHTTPEdge(ctx context.Context) bool {
 type getStreams struct {
 	mu sync.Mutex
 	m  map[string][]*getStream
-	// aborted: Close has aborted every stream; one that opens after it
-	// is aborted as it opens, as if it had been open then.
-	aborted bool
+	// hurried and aborted: Close has hurried, then aborted, every stream;
+	// a stream that opens after it is hurried or aborted as it opens, as
+	// if it had been open then.
+	hurried, aborted bool
 }
 
 func (s *getStreams) add(gs *getStream) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.aborted {
+	switch {
+	case s.aborted:
 		gs.abort()
+	case s.hurried:
+		gs.hurry()
 	}
 	if s.m == nil {
 		s.m = make(map[string][]*getStream)
@@ -275,6 +288,18 @@ func (s *getStreams) newest(id string) *getStream {
 		return nil
 	}
 	return list[len(list)-1]
+}
+
+// hurryAll hurries every stream, and those that open from now on (Close).
+func (s *getStreams) hurryAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hurried = true
+	for _, list := range s.m {
+		for _, gs := range list {
+			gs.hurry()
+		}
+	}
 }
 
 // abortAll aborts every stream, and those that open from now on (Close).

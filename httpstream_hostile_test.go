@@ -149,6 +149,64 @@ func legacyGetHeader(id string) http.Header {
 	}
 }
 
+// TestCloseIsNotHeldByAStalledGetStream: Close's first step lets the
+// deliveries under way finish, and one writing into the GET stream of a
+// client that never reads is not waiting for room in a channel but blocked
+// in the write: Close waited for the stream's write timeout, 30 s, before
+// it ended a single subscription. A client that does not read holds up
+// Close for no longer than a client that reads takes to take an event.
+func TestCloseIsNotHeldByAStalledGetStream(t *testing.T) {
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
+	st := newItemStore(64)
+	a := newLiveServer(t, st) // the GET streams' write timeout stays 30 s
+	hs, returned := hostileServer(t, a)
+	defer hs.Close()
+	defer hs.CloseClientConnections() // a blocked write fails, should the test fail
+
+	s := newRawSession(t, hs.URL)
+	uris, keys := itemURIs(64)
+	for _, u := range uris {
+		s.call("resources/subscribe", map[string]any{"uri": u})
+	}
+	neverReads(t, hs, http.MethodGet, legacyGetHeader(s.id), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	// Change everything until a delivery stays in a write into the stream
+	// (until it opens, notifications wait for it).
+	stalled := make(chan struct{})
+	go func() {
+		defer close(stalled)
+		for {
+			short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+			err := a.live.waitFor(short, func() bool { return a.live.workers == 0 && a.live.deliverers.Load() == 0 })
+			cancel()
+			if ctx.Err() != nil {
+				return
+			}
+			if gs := a.live.gets.newest(s.id); err != nil && gs != nil && gs.writes.writing.Load() {
+				return
+			}
+		}
+	}()
+	if !changeUntil(a, st, keys, stalled) || ctx.Err() != nil {
+		t.Fatalf("no write into the GET stream stalled: %+v", a.LiveStats())
+	}
+
+	closeCtx, cancelClose := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancelClose()
+	start := time.Now()
+	err := a.Close(closeCtx)
+	if took := time.Since(start); err != nil || took > 5*time.Second {
+		t.Fatalf("Close with a GET stream nobody reads took %v and returned: %v", took.Round(time.Millisecond), err)
+	}
+	select {
+	case <-returned:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the GET stream of the client that never reads is still served after Close")
+	}
+}
+
 // TestGetStreamOpenedAfterClose: from Close on every write into a legacy
 // GET stream through HTTPHandler fails, mcp-go's included; Close cut the
 // streams open when it came, but one opened during or after it went on

@@ -16,7 +16,9 @@ import (
 //
 //  1. lets the re-runs under way finish and delivers what they found to
 //     the clients that take it, until ctx ends (a client that does not
-//     read its notifications holds up nothing); at ctx's end it cancels
+//     read its notifications holds up nothing: through HTTPHandler, a
+//     write into a legacy GET stream that its client does not take within
+//     a second fails from now on); at ctx's end it cancels
 //     the contexts of the re-runs still running;
 //  2. ends every subscription: a subscriptions/listen request ends on the
 //     wire with its result, as when the client cancels it (through
@@ -65,7 +67,11 @@ func (a *Adapter) Close(ctx context.Context) error {
 	}
 	// Step 1 is over when no re-run runs and every delivery left waits
 	// for a client that does not read: ending the subscriptions (step 2)
-	// is what frees those.
+	// is what frees those. A delivery writing into a GET stream is not
+	// waiting but writing, for as long as the stream's write timeout;
+	// from now on a write there that the client does not take within
+	// closeWriteGrace fails, and the delivery ends.
+	r.gets.hurryAll()
 	settled := r.waitFor(ctx, func() bool { return r.workers == 0 && r.deliverers.Load() == r.waiting.Load() })
 	if settled != nil {
 		r.cancelQueries()
