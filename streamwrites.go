@@ -20,7 +20,8 @@ import (
 // changes the deadline of a blocked write at once, and never misses a
 // write that is starting. Close sets a deadline only while a write is
 // under way, so that it never reaches a connection the server has moved
-// on to another request with.
+// on to another request with. The writes into one stream take turns
+// (their callers hold the stream's lock): one at most is under way.
 type streamWrites struct {
 	mu      sync.Mutex
 	writing atomic.Bool // set under mu; read without it by tests
