@@ -130,8 +130,8 @@ func TestListenStreamOfAClientThatNeverReads(t *testing.T) {
 	if !changeUntil(a, st, keys, returned) {
 		t.Fatalf("the listen request of a client that never reads is still served 10 s on: %+v", a.LiveStats())
 	}
-	if err := a.live.waitFor(ctx, func() bool { return a.live.subs == 0 }); err != nil {
-		t.Fatalf("the listen stream of a client that never reads still holds its subscriptions: %+v", a.LiveStats())
+	if err := a.live.waitFor(ctx, func() bool { return a.live.subs == 0 && len(a.live.clients) == 0 }); err != nil {
+		t.Fatalf("the listen stream of a client that never reads still holds its subscriptions (%d places under the client cap): %+v", len(a.live.clients), a.LiveStats())
 	}
 	closeCtx, cancelClose := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancelClose()
