@@ -512,3 +512,45 @@ func TestCancelledSubscribeMakesNoSubscription(t *testing.T) {
 		t.Fatalf("after a second subscribe: %+v, want one subscription", s)
 	}
 }
+
+// A resources/unsubscribe that arrives while a resources/subscribe of the
+// same URI is running its first run (mcp-go serves a session's requests
+// concurrently) must still leave the client unsubscribed: it came last.
+// The subscription was made after it, held a place of both caps until the
+// session ended, and notified a client that had unsubscribed.
+func TestUnsubscribeDuringFirstRunWins(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	a := Wrap(server.NewMCPServer("t", "1"))
+	Live(a, "slow", "", func(ctx context.Context, args itemArgs) (int, error) {
+		Reads(ctx, "items")
+		if first.CompareAndSwap(false, true) {
+			close(started)
+			<-release
+		}
+		return args.ID, nil
+	})
+	f := newFakeClient(t, a, "f", 16)
+	answered := make(chan *mcp.JSONRPCErrorDetails, 1)
+	go func() {
+		answered <- handleCall(a, f.ctx(), 1, "resources/subscribe", map[string]any{"uri": "app://slow/1"})
+	}()
+	<-started
+	if err := handleCall(a, f.ctx(), 2, "resources/unsubscribe", map[string]any{"uri": "app://slow/1"}); err != nil {
+		t.Fatalf("unsubscribe: %+v", err)
+	}
+	close(release)
+	if err := <-answered; err != nil {
+		t.Errorf("the subscribe, undone by the unsubscribe, answered %+v", err)
+	}
+	if s := a.LiveStats(); s.Subscriptions != 0 || s.Queries != 0 || s.Sessions != 0 {
+		t.Fatalf("after an unsubscribe during the subscribe's first run: %+v, want nothing held", s)
+	}
+	// The withdrawal ended with that subscribe: the next one is made.
+	if err := f.subscribe("app://slow/1"); err != nil {
+		t.Fatalf("subscribe again: %+v", err)
+	}
+	if s := a.LiveStats(); s.Subscriptions != 1 {
+		t.Fatalf("after subscribing again: %+v, want one subscription", s)
+	}
+}

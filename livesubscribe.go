@@ -107,6 +107,17 @@ type stream struct {
 	// closer ends the listen request on the wire when Close ends the
 	// stream; nil where the HTTP edge does not serve it (lifecycle.go).
 	closer *listenCloser
+	// making are the URIs whose subscription is being made, its first run
+	// under way. An unsubscribe meanwhile finds no subscription to end,
+	// yet must still win: the subscription would outlive it, unknown to
+	// the client, which unsubscribed last.
+	making map[string]*making
+}
+
+// making is a URI of a stream whose subscription is being made.
+type making struct {
+	n      int    // the subscribes of it under way
+	unsubs uint64 // the unsubscribes of it since the first of them began
 }
 
 type sub struct {
@@ -207,6 +218,16 @@ func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func()
 	s.c.n++
 	r.clients[client]++
 	before := r.changes
+	mk := s.making[rs.uri]
+	if mk == nil {
+		if s.making == nil {
+			s.making = make(map[string]*making)
+		}
+		mk = &making{}
+		s.making[rs.uri] = mk
+	}
+	mk.n++
+	unsubs := mk.unsubs
 	r.mu.Unlock()
 
 	out := r.run(ctx, c, args, rs.args, middleware.Agent)
@@ -221,9 +242,16 @@ func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func()
 	// A request cancelled meanwhile (notifications/cancelled, or the HTTP
 	// client gone) makes none: its client will not hear, or will ignore,
 	// the answer, and would not know it holds the subscription.
+	//
+	// An unsubscribe of the URI meanwhile makes none either, and the
+	// subscribe answers success: it was undone by the unsubscribe.
 	limited := out.err != nil && errors.As(out.err, new(*middleware.RateLimitError))
 	cancelled := ctx.Err() != nil
-	if ended, dup := s.ended, s.subs[rs.uri] != nil; limited || cancelled || ended || dup {
+	withdrawn := mk.unsubs != unsubs
+	if mk.n--; mk.n == 0 {
+		delete(s.making, rs.uri)
+	}
+	if ended, dup := s.ended, s.subs[rs.uri] != nil; limited || cancelled || ended || dup || withdrawn {
 		s.c.n--
 		r.releaseClientLocked(client)
 		r.maybeDropConnLocked(s.c)
@@ -458,13 +486,16 @@ func (r *liveRegistry) openLegacy(ctx context.Context, session server.ClientSess
 }
 
 // unsubscribe ends the resources/subscribe subscription of session to uri,
-// if there is one.
+// if there is one, and withdraws those being made.
 func (r *liveRegistry) unsubscribe(session server.ClientSession, uri string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := r.conns[session]
 	if c == nil || c.legacy == nil {
 		return
+	}
+	if mk := c.legacy.making[uri]; mk != nil {
+		mk.unsubs++
 	}
 	if sb := c.legacy.subs[uri]; sb != nil {
 		r.removeSubLocked(sb)
