@@ -473,11 +473,11 @@ func TestNoNotificationAfterUnsubscribeWhileBlocked(t *testing.T) {
 }
 
 // A resources/subscribe whose request is cancelled while its first run is
-// under way (notifications/cancelled, or the HTTP client gone) makes no
-// subscription: the client was told nothing, or will ignore the answer,
-// and does not know it is subscribed. Made anyway, it held a place of the
-// caps and heard a change it never asked for, the first one spurious (the
-// run's digest was that of its cancellation).
+// under way (its HTTP client gone; notifications/cancelled cannot reach
+// it) makes no subscription: the client was told nothing, or will ignore
+// the answer, and does not know it is subscribed. Made anyway, it held a
+// place of the caps and heard a change it never asked for, the first one
+// spurious (the run's digest was that of its cancellation).
 func TestCancelledSubscribeMakesNoSubscription(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
 	a := Wrap(server.NewMCPServer("t", "1"))

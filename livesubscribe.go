@@ -239,9 +239,12 @@ func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func()
 	// from the acknowledgement. Only a refused rate limit refuses it, so
 	// that subscribing cannot be used to run commands past the limit.
 	//
-	// A request cancelled meanwhile (notifications/cancelled, or the HTTP
-	// client gone) makes none: its client will not hear, or will ignore,
-	// the answer, and would not know it holds the subscription.
+	// A request cancelled meanwhile (the HTTP client gone, or, for a
+	// listen, notifications/cancelled) makes none: its client will not
+	// hear, or will ignore, the answer, and would not know it holds the
+	// subscription. notifications/cancelled cannot reach the first run of
+	// resources/subscribe: subscribeHook runs before mcp-go registers the
+	// request's cancellation.
 	//
 	// An unsubscribe of the URI meanwhile makes none either, and the
 	// subscribe answers success: it was undone by the unsubscribe.
