@@ -52,8 +52,10 @@ func (a *Adapter) WaitIdle(ctx context.Context) error {
 
 // LiveStats describes the live registry at one moment (Adapter.LiveStats).
 type LiveStats struct {
-	// Subscriptions counts subscriptions held: one per connection and URI
-	// spelling, on both protocol eras.
+	// Subscriptions counts subscriptions held: one per URI spelling on
+	// each listen stream and on each session's resources/subscribe, so a
+	// session that lists a URI on two listen streams holds two, each
+	// notified under its own subscription id.
 	Subscriptions int
 	// Queries counts distinct queries (command and canonical arguments)
 	// behind them; identical subscriptions share one.
