@@ -118,7 +118,7 @@ func sendQueuedLocked(ch chan<- mcp.JSONRPCNotification, c *conn) (n int, closed
 	}()
 	for _, slot := range c.queue {
 		select {
-		case ch <- *c.noteLocked(slot):
+		case ch <- c.noteLocked(slot):
 			n++
 		default:
 			return n, false

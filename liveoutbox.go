@@ -29,10 +29,10 @@ import (
 // first delivery and reused, and whether it is queued. So neither a re-run
 // queueing notifications nor the delivery handing them over touches the
 // subscriptions themselves, scattered in memory and written by other cores:
-// on a fan-out, those misses were a tenth of the CPU. The notifications
-// are kept side by side (conn.notes), so that handing a burst over reads
-// them as a sweep of one array: reached through a pointer per slot, they
-// cost the fan-out more than the sends themselves.
+// on a fan-out, those misses were a tenth of the CPU. The notifications'
+// params are kept side by side (conn.notes), so that handing a burst over
+// reads them as a sweep of one array: reached through a pointer per slot,
+// they cost the fan-out more than the sends themselves.
 
 // outSlot is what a connection's outbox keeps of one subscription beside
 // its notification (conn.notes). sb does not change, so that a delivery
@@ -62,7 +62,7 @@ func (c *conn) takeSlotLocked(sb *sub) {
 	defer c.mu.Unlock()
 	if int(sb.slot) == len(c.slots) {
 		c.slots = append(c.slots, nil)
-		c.notes = append(c.notes, mcp.JSONRPCNotification{})
+		c.notes = append(c.notes, mcp.NotificationParams{})
 		if int(sb.slot>>6) == len(c.pending) {
 			c.pending = append(c.pending, 0)
 		}
@@ -82,7 +82,7 @@ func (c *conn) releaseSlotLocked(sb *sub) {
 	}
 	c.slots[sb.slot].gone.Store(true)
 	c.slots[sb.slot] = nil
-	c.notes[sb.slot] = mcp.JSONRPCNotification{}
+	c.notes[sb.slot] = mcp.NotificationParams{}
 	if c.slotEnded != nil {
 		close(c.slotEnded)
 		c.slotEnded = nil
@@ -102,14 +102,14 @@ func (c *conn) pendingLocked(slot int32) bool {
 	return c.pending[slot>>6]&(1<<(slot&63)) != 0
 }
 
-// noteLocked is the notification of slot, made at its first delivery.
-// c.mu is held.
-func (c *conn) noteLocked(slot int32) *mcp.JSONRPCNotification {
-	n := &c.notes[slot]
-	if n.Method == "" {
-		*n = c.slots[slot].sb.notification()
+// noteLocked is the notification of slot, its params made at its first
+// delivery. c.mu is held.
+func (c *conn) noteLocked(slot int32) mcp.JSONRPCNotification {
+	p := &c.notes[slot]
+	if p.AdditionalFields == nil {
+		*p = c.slots[slot].sb.notificationParams()
 	}
-	return n
+	return resourceUpdated(*p)
 }
 
 // outNote is a notification taken from an outbox, with the slot of the
@@ -123,7 +123,7 @@ type outNote struct {
 // over, and returns it. c.mu is held.
 func (c *conn) takeLocked(batch []outNote) []outNote {
 	for _, slot := range c.queue {
-		batch = append(batch, outNote{note: *c.noteLocked(slot), e: c.slots[slot]})
+		batch = append(batch, outNote{note: c.noteLocked(slot), e: c.slots[slot]})
 	}
 	c.queue = c.queue[:0]
 	clear(c.pending)
@@ -193,10 +193,10 @@ func (r *liveRegistry) enqueueQuietLocked(c *conn, slot int32) {
 	r.held.ready = append(r.held.ready, c)
 }
 
-// notification is the notifications/resources/updated of sb. Its maps are
-// made once, the _meta shared by every subscription of sb's stream; the
-// conn's mutex is held, and transports only read them.
-func (sb *sub) notification() mcp.JSONRPCNotification {
+// notificationParams are the params of sb's notifications/resources/updated.
+// Its maps are made once, the _meta shared by every subscription of sb's
+// stream; the conn's mutex is held, and transports only read them.
+func (sb *sub) notificationParams() mcp.NotificationParams {
 	st := sb.st
 	if id := st.id; id != nil && st.meta == nil {
 		// On a listen stream the notification carries the stream's
@@ -205,11 +205,13 @@ func (sb *sub) notification() mcp.JSONRPCNotification {
 		// client needs it on every transport.
 		st.meta = map[string]any{mcp.MetaKeySubscriptionID: id}
 	}
+	return mcp.NotificationParams{Meta: st.meta, AdditionalFields: map[string]any{"uri": sb.uri}}
+}
+
+// resourceUpdated is the notifications/resources/updated with params p.
+func resourceUpdated(p mcp.NotificationParams) mcp.JSONRPCNotification {
 	return mcp.JSONRPCNotification{
-		JSONRPC: mcp.JSONRPC_VERSION,
-		Notification: mcp.Notification{
-			Method: mcp.MethodNotificationResourceUpdated,
-			Params: mcp.NotificationParams{Meta: st.meta, AdditionalFields: map[string]any{"uri": sb.uri}},
-		},
+		JSONRPC:      mcp.JSONRPC_VERSION,
+		Notification: mcp.Notification{Method: mcp.MethodNotificationResourceUpdated, Params: p},
 	}
 }

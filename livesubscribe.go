@@ -70,10 +70,11 @@ type conn struct {
 	// registry's mutex, then this.
 	mu    sync.Mutex
 	slots []*outSlot // by sub.slot
-	// notes are the slots' notifications, by sub.slot, made at their
-	// first delivery; side by side, so that handing a burst over reads
-	// them in one sweep, as a slice of notifications is sent.
-	notes []mcp.JSONRPCNotification
+	// notes are the params of the slots' notifications, by sub.slot,
+	// made at their first delivery; side by side, so that handing a burst
+	// over reads them in one sweep, as a slice of notifications is sent.
+	// The rest of a notification is the same for all (resourceUpdated).
+	notes []mcp.NotificationParams
 	queue []int32 // slots with a notification pending, oldest first
 	// pending has bit i set when slot i is in queue.
 	pending    []uint64
