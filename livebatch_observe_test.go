@@ -3,6 +3,7 @@ package adapter_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +19,8 @@ type rerunEnds struct {
 
 type rerunEnd struct {
 	count   int
+	keys    []string
+	causes  []context.Context
 	outcome adapter.Outcome
 	err     error
 }
@@ -26,12 +29,12 @@ func (r *rerunEnds) Observe(ctx context.Context, op adapter.Op) (context.Context
 	if op.Kind != adapter.OpRerun {
 		return ctx, nil
 	}
-	return ctx, &rerunEndObservation{r: r, count: op.Count}
+	return ctx, &rerunEndObservation{r: r, op: op}
 }
 
 type rerunEndObservation struct {
-	r     *rerunEnds
-	count int
+	r  *rerunEnds
+	op adapter.Op
 }
 
 func (*rerunEndObservation) Phase(string, time.Time, time.Time) {}
@@ -39,7 +42,7 @@ func (*rerunEndObservation) Phase(string, time.Time, time.Time) {}
 func (o *rerunEndObservation) End(outcome adapter.Outcome, err error) {
 	o.r.mu.Lock()
 	defer o.r.mu.Unlock()
-	o.r.ends = append(o.r.ends, rerunEnd{o.count, outcome, err})
+	o.r.ends = append(o.r.ends, rerunEnd{o.op.Count, o.op.Keys, o.op.Causes, outcome, err})
 }
 
 // TestBatchFallbackObserved: an Observer can tell the call of a batch
@@ -69,5 +72,33 @@ func TestBatchFallbackObserved(t *testing.T) {
 	}
 	if failed != 1 || solo != 4 {
 		t.Errorf("re-runs ended %+v: want one failed batch and 4 runs alone", obs.ends)
+	}
+}
+
+type writeKey struct{}
+
+// TestBatchFallbackKeepsCauses: the runs alone that follow a batch that
+// failed as a whole are what notifies the subscribers, so they carry the
+// change that caused them, as the failed call did: else a tracing
+// Observer loses the link from the write to the notifications it caused.
+func TestBatchFallbackKeepsCauses(t *testing.T) {
+	obs := &rerunEnds{}
+	st := newBatchStore(3)
+	a, _ := batchApp(t, st, 3, adapter.WithObserver(obs))
+	st.setMode(batchFails)
+	a.ChangedContext(context.WithValue(context.Background(), writeKey{}, "the write"), "items")
+	waitIdle(t, a)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if len(obs.ends) != 4 {
+		t.Fatalf("re-runs ended %+v: want one failed batch and 3 runs alone", obs.ends)
+	}
+	for _, e := range obs.ends {
+		if e.count != 0 {
+			continue // the failed call's
+		}
+		if !slices.Equal(e.keys, []string{"items"}) || len(e.causes) != 1 || e.causes[0].Value(writeKey{}) != "the write" {
+			t.Errorf("run alone caused by keys %q and %d contexts, want items and the write", e.keys, len(e.causes))
+		}
 	}
 }

@@ -213,6 +213,12 @@ func (r *liveRegistry) finishLocked(j *job) {
 			// What it saw says nothing; its own run, after every change
 			// so far, will.
 			q.solo, q.dirty = true, true
+			if r.a.cfg.observer != nil {
+				// That run is what notifies: it carries what caused the
+				// batch, oldest first, so that the write's trace reaches
+				// the notification.
+				q.causes = mergeCauses(j.causes[i], q.causes)
+			}
 		case j.late[i]:
 			// Its result says nothing: keep the query as it was, and
 			// run it again on the next change, which may have come
