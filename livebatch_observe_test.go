@@ -102,3 +102,45 @@ func TestBatchFallbackKeepsCauses(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchCausesOnce: a write that reaches every argument set of a batch
+// is one cause of the batch, not one per set: a tracing Observer links the
+// re-run to each cause, and repeats would crowd out the other writes
+// within MaxCauses.
+func TestBatchCausesOnce(t *testing.T) {
+	obs := &rerunEnds{}
+	st := newBatchStore(3)
+	a, _ := batchApp(t, st, 3, adapter.WithObserver(obs))
+	a.ChangedContext(context.WithValue(context.Background(), writeKey{}, "the write"), "items")
+	waitIdle(t, a)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if len(obs.ends) != 1 || obs.ends[0].count != 3 {
+		t.Fatalf("re-runs ended %+v: want one batch of 3", obs.ends)
+	}
+	if e := obs.ends[0]; len(e.causes) != 1 || e.causes[0].Value(writeKey{}) != "the write" {
+		t.Errorf("the batch has %d causes, want the write once", len(e.causes))
+	}
+}
+
+// uncomparableCtx is a context whose values == cannot compare.
+type uncomparableCtx struct {
+	context.Context
+	tags []string
+}
+
+// TestBatchCausesUncomparableContext: telling causes apart compares
+// contexts, which must not panic, on a worker, for a context of the
+// user's that cannot be compared.
+func TestBatchCausesUncomparableContext(t *testing.T) {
+	obs := &rerunEnds{}
+	st := newBatchStore(3)
+	a, _ := batchApp(t, st, 3, adapter.WithObserver(obs))
+	a.ChangedContext(uncomparableCtx{context.Background(), []string{"a"}}, "items")
+	waitIdle(t, a)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if len(obs.ends) != 1 || obs.ends[0].count != 3 || len(obs.ends[0].causes) == 0 {
+		t.Fatalf("re-runs ended %+v: want one batch of 3, with its cause", obs.ends)
+	}
+}

@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"time"
 )
@@ -118,7 +119,7 @@ func (ro *rerunObservation) ran(end time.Time) {
 }
 
 // mergeCauses adds the causes of another query of a batch to c, within the
-// bounds, and returns it.
+// bounds, each once, and returns it.
 func mergeCauses(c, more *rerunCauses) *rerunCauses {
 	if more == nil {
 		return c
@@ -134,11 +135,21 @@ func mergeCauses(c, more *rerunCauses) *rerunCauses {
 		}
 	}
 	for _, ctx := range more.ctxs {
-		if len(c.ctxs) < MaxCauses {
+		// A write that reached several queries of the batch is one cause
+		// of it, not one per query.
+		if len(c.ctxs) < MaxCauses && !slices.ContainsFunc(c.ctxs, func(had context.Context) bool { return sameContext(had, ctx) }) {
 			c.ctxs = append(c.ctxs, ctx)
 		}
 	}
 	return c
+}
+
+// sameContext reports whether a and b are one context. == panics on two
+// values of one type that cannot be compared, which a context of the
+// user's may be: those count as distinct.
+func sameContext(a, b context.Context) bool {
+	v := reflect.ValueOf(a)
+	return v.Type() == reflect.TypeOf(b) && v.Comparable() && a == b
 }
 
 // settleLocked notes how the re-run went for q, once it was applied (or
