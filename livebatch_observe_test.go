@@ -5,10 +5,14 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/server"
+
 	"github.com/mcplive/adapter"
+	"github.com/mcplive/adapter/adaptertest"
 )
 
 // rerunEnds records how each observed re-run ended.
@@ -142,5 +146,47 @@ func TestBatchCausesUncomparableContext(t *testing.T) {
 	defer obs.mu.Unlock()
 	if len(obs.ends) != 1 || obs.ends[0].count != 3 || len(obs.ends[0].causes) == 0 {
 		t.Fatalf("re-runs ended %+v: want one batch of 3, with its cause", obs.ends)
+	}
+}
+
+// TestBatchInternalErrorObserved: a batch in which one set failed for a
+// reason of the server's ends internal, with that error, wherever the set
+// stood in the batch: a set that merely vanished (not found) before it
+// must not hide it, as it would not for runs alone.
+func TestBatchInternalErrorObserved(t *testing.T) {
+	obs := &rerunEnds{}
+	a := adapter.Wrap(server.NewMCPServer("t", "1"), adapter.WithObserver(obs))
+	broken := errors.New("the shard is away")
+	var failing atomic.Bool
+	adapter.Live(a, "items_show", "One item.", func(ctx context.Context, args itemID) (namedItem, error) {
+		adapter.Reads(ctx, "items")
+		return namedItem{ID: args.ID}, nil
+	}, adapter.WithBatch(func(ctx context.Context, args []itemID) ([]namedItem, error) {
+		adapter.Reads(ctx, "items")
+		out := make([]namedItem, len(args))
+		errs := make(adapter.BatchErrors, len(args))
+		for i, a := range args {
+			out[i] = namedItem{ID: a.ID}
+		}
+		if failing.Load() {
+			errs[0] = adapter.ErrNotFound // the agent's to see
+			errs[len(args)-1] = broken    // the server's
+		}
+		return out, errs
+	}))
+	c := adaptertest.New(t, a)
+	if sub, err := c.Listen("app://items_show/1", "app://items_show/2", "app://items_show/3"); err != nil || len(sub.Acknowledged) != 3 {
+		t.Fatalf("listen: %v", err)
+	}
+	failing.Store(true)
+	a.Changed("items")
+	waitIdle(t, a)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if len(obs.ends) != 1 || obs.ends[0].count != 3 {
+		t.Fatalf("re-runs ended %+v: want one batch of 3", obs.ends)
+	}
+	if e := obs.ends[0]; e.outcome != adapter.OutcomeInternal || !errors.Is(e.err, broken) {
+		t.Errorf("the batch ended %q with %v, want internal with %v", e.outcome, e.err, broken)
 	}
 }

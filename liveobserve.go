@@ -159,7 +159,10 @@ func (ro *rerunObservation) settleLocked(q *query, out outcome, late bool, notif
 	if ro.o == nil {
 		return
 	}
-	if ro.err == nil {
+	// A batch's first error, unless a later one is the server's: that one
+	// makes the batch internal, and a set that merely vanished before it
+	// must not hide it.
+	if ro.err == nil || rerunOutcome(ro.err, false) != OutcomeInternal && rerunOutcome(out.err, false) == OutcomeInternal {
 		ro.err = out.err
 	}
 	ro.late = ro.late || late

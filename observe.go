@@ -67,8 +67,9 @@ type Op struct {
 	// (OpNotify); one whose previous notification is still pending gets
 	// no second one. For OpRerun it is the number of queries a batched
 	// re-run (WithBatch) ran in one call, and 0 for one query's: a batch
-	// is one operation, whose outcome is changed when any of its queries
-	// notified.
+	// is one operation, whose outcome is internal when any of its queries
+	// failed for a reason of the server's (End is given that error), else
+	// changed when any of them notified.
 	Count int
 	// Start is when the operation began. For a read it is earlier than
 	// the call to Observe: the URI is parsed and converted before the
