@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcplive/adapter"
@@ -35,24 +38,51 @@ func (p *printed) End(outcome adapter.Outcome, err error) {
 // An Observer hears of every read of the adapter's URIs, with its phases
 // and outcome, and of every tools/call, re-run and batch of notifications.
 func ExampleWithObserver() {
-	a := adapter.Wrap(server.NewMCPServer("shop", "1.0.0"), adapter.WithObserver(printObserver{}))
+	srv := server.NewMCPServer("shop", "1.0.0")
+	a := adapter.Wrap(srv, adapter.WithObserver(printObserver{}))
 	type showArgs struct {
 		ID int64 `json:"id" jsonschema:"minimum=1"`
 	}
+	var name atomic.Value
+	name.Store("Ada Lovelace")
 	adapter.Live(a, "customers_show", "One customer.", func(ctx context.Context, args showArgs) (string, error) {
+		adapter.Reads(ctx, fmt.Sprintf("customers/%d", args.ID))
 		if args.ID != 12 {
 			return "", adapter.ErrNotFound
 		}
-		return "Ada Lovelace", nil
+		return name.Load().(string), nil
 	})
+	ctx := context.Background()
 	for _, uri := range []string{"app://customers_show/12", "app://customers_show/13", "app://customers_show/0", "app://customers_show/x"} {
-		a.HandleMessage(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"`+uri+`"}}`))
+		a.HandleMessage(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"`+uri+`"}}`))
 	}
+	a.HandleMessage(ctx, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"customers_show","arguments":{"id":12}}}`))
+
+	// An agent watches customer 12; a write renames it.
+	c, _ := client.NewInProcessClient(srv)
+	defer c.Close()
+	acknowledged := make(chan struct{}, 1)
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == mcp.MethodNotificationSubscriptionsAcknowledged {
+			acknowledged <- struct{}{}
+		}
+	})
+	_ = c.Start(ctx)
+	_, _ = c.Initialize(ctx, mcp.InitializeRequest{})
+	stop, _ := c.ListenAsync(ctx, mcp.SubscriptionFilter{ResourceSubscriptions: []string{"app://customers_show/12"}}, nil)
+	defer stop()
+	<-acknowledged // the subscription's first run is no re-run
+	name.Store("Ada King")
+	a.Changed("customers/12")
+	_ = a.WaitIdle(ctx) // the Observer has been told of the re-run
 	// Output:
 	// read customers_show: ok [parse convert validate command]
 	// read customers_show: not_found [parse convert validate command]
 	// read customers_show: invalid [parse convert validate]
 	// read customers_show: invalid [parse convert]
+	// call customers_show: ok []
+	// notify customers_show: ok []
+	// rerun customers_show: changed [command]
 }
 
 // DebugHandler is a page of the commands and of the live queries that
