@@ -37,7 +37,8 @@
 // Adapter.LiveStats), observed when metrics are collected; only the re-run
 // duration is recorded as it happens. A batched re-run (adapter.WithBatch)
 // counts one re-run per argument set, as LiveStats does, all with the
-// batch's outcome (changed when any set notified), and one duration; a
+// batch's outcome (internal when any set failed for a reason of the
+// server's, else changed when any set notified), and one duration; a
 // batch that fails as a whole (adapter.ErrBatchFailed) counts one internal
 // re-run, and its argument sets, which then run one by one, one each. A
 // re-run's duration is its run's (the adapter's PhaseCommand), not the
