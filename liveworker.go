@@ -285,7 +285,8 @@ func (j *job) settleLocked(i int, q *query, notified int) {
 
 // ErrBatchFailed is the error an Observer is told of a batched re-run
 // (WithBatch) that failed as a whole, with OutcomeInternal: its argument
-// sets then run again one by one, each observed as a re-run of its own.
+// sets then run again one by one, each observed as a re-run of its own,
+// with the Keys and Causes that caused the batch.
 // LiveStats counts those runs and not the failed call; an Observer tells
 // the call by errors.Is.
 var ErrBatchFailed = errors.New("the batched re-run failed as a whole; its argument sets re-run one by one")
