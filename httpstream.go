@@ -291,25 +291,20 @@ func (s *getStreams) newest(id string) *getStream {
 }
 
 // hurryAll hurries every stream, and those that open from now on (Close).
-func (s *getStreams) hurryAll() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.hurried = true
-	for _, list := range s.m {
-		for _, gs := range list {
-			gs.hurry()
-		}
-	}
-}
+func (s *getStreams) hurryAll() { s.forAll(&s.hurried, (*getStream).hurry) }
 
 // abortAll aborts every stream, and those that open from now on (Close).
-func (s *getStreams) abortAll() {
+func (s *getStreams) abortAll() { s.forAll(&s.aborted, (*getStream).abort) }
+
+// forAll applies f to every stream open, and sets *mark, under the same
+// lock, so that add applies it to those that open from now on.
+func (s *getStreams) forAll(mark *bool, f func(*getStream)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.aborted = true
+	*mark = true
 	for _, list := range s.m {
 		for _, gs := range list {
-			gs.abort()
+			f(gs)
 		}
 	}
 }
