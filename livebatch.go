@@ -169,7 +169,8 @@ func (r *liveRegistry) rerunBatch(j *job) {
 	c := j.qs[0].key.cmd
 	rc.begin(time.Now(), r.a.cfg.rerunTimeout)
 	rc.rec.forBatch(n)
-	rc.call = middleware.Call{Command: c.name, Args: c.batch.args(j.qs), RawArgs: rawArray(j.qs), Origin: middleware.Live, Batch: n}
+	call := j.call(0, r.freshCalls)
+	*call = middleware.Call{Command: c.name, Args: c.batch.args(j.qs), RawArgs: rawArray(j.qs), Origin: middleware.Live, Batch: n}
 	var ctx context.Context = rc // it carries origin Live
 	if r.a.cfg.observer != nil {
 		var causes *rerunCauses
@@ -180,7 +181,7 @@ func (r *liveRegistry) rerunBatch(j *job) {
 		ctx, ro = r.observeRerun(rc, c.name, causes, n)
 		j.obs = append(j.obs, ro)
 	}
-	res, err := c.batchHandler(ctx, &rc.call)
+	res, err := c.batchHandler(ctx, call)
 	rc.rec.close()
 	now, ended := rc.end()
 	if r.a.cfg.observer != nil {

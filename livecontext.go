@@ -4,15 +4,13 @@ import (
 	"context"
 	"sync"
 	"time"
-
-	"github.com/mcplive/adapter/middleware"
 )
 
 // runContext is the context of one re-run of a live query, or of one
 // batched re-run of several (livebatch.go). It behaves as
 // context.WithTimeout(values, d) would, cancelled besides when the
 // registry drops the queries it runs for or Close gives up on it, and it
-// carries the run's read recorder and middleware.Call. values is the registry's: a context
+// carries the run's read recorder. values is the registry's: a context
 // with origin Live and nothing else, made once.
 //
 // Why not context.WithTimeout: arming a timer for every re-run, and filing
@@ -26,10 +24,10 @@ import (
 // garbage collector. With the read recorder inside, it was 288 bytes, a
 // sixth of what the fan-out benchmark allocates. So the recorder is the
 // worker's, reused from run to run (rec, with gen telling this run's
-// reports from those of a context a command kept), and the rest, with the
-// run's middleware.Call, fits in 176 bytes. (The Call is not the query's,
-// made once: that would keep 96 bytes for every query whose result ever
-// changed.)
+// reports from those of a context a command kept), and so is the run's
+// middleware.Call when nothing of the user's could keep it (job.call): 80
+// bytes are left. (The Call is not the query's, made once: that would keep
+// 96 bytes for every query whose result ever changed.)
 type runContext struct {
 	values   context.Context
 	deadline time.Time
@@ -46,8 +44,6 @@ type runContext struct {
 	ended runEnd
 	// inner is the context this one stands for, made at the first Done.
 	inner *innerContext
-
-	call middleware.Call
 }
 
 // innerContext is the context a runContext stands for once someone asked

@@ -49,7 +49,10 @@ type liveRegistry struct {
 	maxRuns int
 	// liveCtx holds the values of every re-run's context: origin Live.
 	liveCtx context.Context
-	digests *digests
+	// freshCalls: each re-run gets a middleware.Call of its own, as
+	// middleware of the user's may keep it (job.call).
+	freshCalls bool
+	digests    *digests
 	// batches are the arrays delivery goroutines take outboxes in
 	// (*[]outNote): one per goroutine alive, kept for the next.
 	batches sync.Pool
@@ -185,6 +188,7 @@ func newLiveRegistry(a *Adapter) *liveRegistry {
 		streamWriteTimeout: streamWriteTimeout,
 		closeDone:          make(chan struct{}),
 		liveCtx:            middleware.WithOrigin(context.Background(), middleware.Live),
+		freshCalls:         len(a.cfg.middleware) > 0,
 		digests:            newDigests(),
 		batches:            sync.Pool{New: func() any { return new([]outNote) }},
 		queries:            make(map[queryKey]*query),
