@@ -1,7 +1,6 @@
 package adapter
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -61,11 +60,13 @@ type liveRegistry struct {
 	queries map[queryKey]*query
 	made    uint64 // queries made: the last one's seq
 	// reached is the scratch of changed: the queries a change reached.
-	reached    []reached
-	index      readIndex
-	conns      map[server.ClientSession]*conn
-	registered map[server.ClientSession]struct{}
-	listens    map[*mcp.SubscriptionsListenRequest]*stream
+	reached []reached
+	// reachedScratch is the other array sortReached sorts r.reached with.
+	reachedScratch []reached
+	index          readIndex
+	conns          map[server.ClientSession]*conn
+	registered     map[server.ClientSession]struct{}
+	listens        map[*mcp.SubscriptionsListenRequest]*stream
 	// streamConns are the conns delivered to on GET streams, by session
 	// ID, and gets the open GET streams (httpstream.go).
 	streamConns map[string]*conn
@@ -303,15 +304,6 @@ func (r *liveRegistry) changedAll() {
 	r.changeInOrderLocked(nil)
 }
 
-// reached is a query a change reached, and by which key ("" for all);
-// seq is the query's, kept beside it so that sorting a thousand of them
-// does not chase a pointer for every comparison.
-type reached struct {
-	seq uint64
-	q   *query
-	key string
-}
-
 // changeInOrderLocked schedules the queries in r.reached, oldest first,
 // and empties it. The index and the query map give them in no order; in
 // the order they were made, the re-runs of a change go the same way every
@@ -320,14 +312,16 @@ type reached struct {
 // fan-out benchmark, whose store keeps each customer's rows together,
 // that took a fifth off the CPU of a change.
 func (r *liveRegistry) changeInOrderLocked(ctx context.Context) {
-	slices.SortFunc(r.reached, func(a, b reached) int { return cmp.Compare(a.seq, b.seq) })
-	for _, c := range r.reached {
+	sorted, scratch := sortReached(r.reached, r.reachedScratch)
+	for _, c := range sorted {
 		r.changeLocked(ctx, c.q, c.key)
 	}
-	clear(r.reached)
-	r.reached = r.reached[:0]
-	if cap(r.reached) > maxReachedKept {
-		r.reached = nil
+	// Both arrays held the entries: keep no query alive through them.
+	clear(sorted)
+	clear(scratch)
+	r.reached, r.reachedScratch = sorted[:0], scratch[:0]
+	if cap(r.reached) > maxReachedKept || cap(r.reachedScratch) > maxReachedKept {
+		r.reached, r.reachedScratch = nil, nil
 	}
 	r.signalLocked()
 }
