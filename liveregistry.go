@@ -90,6 +90,7 @@ type liveRegistry struct {
 	runq     runQueue  // queries waiting for a worker (liverunq.go)
 	held     heldConns // outboxes waiting for the wave (liveburst.go)
 	workers  int       // worker goroutines alive
+	idleJobs []*job    // the jobs of workers gone, for those to come
 	inflight int       // queries whose re-run is running
 	// deliverers counts the delivery goroutines alive. It grows under mu
 	// and shrinks without it (liveoutbox.go); the last to leave signals.

@@ -71,8 +71,8 @@ func (j *job) call(i int, fresh bool) *middleware.Call {
 
 // work re-runs queued queries until the queue is empty.
 func (r *liveRegistry) work() {
-	var j job
 	r.mu.Lock()
+	j := r.jobLocked()
 	for {
 		if ready := r.takeReadyLocked(); ready != nil {
 			// Bursts this job filled, or the wave's last if it ended
@@ -81,7 +81,7 @@ func (r *liveRegistry) work() {
 			r.deliverReady(ready)
 			r.mu.Lock()
 		}
-		if !r.nextLocked(&j) {
+		if !r.nextLocked(j) {
 			if len(j.obs) == 0 {
 				break
 			}
@@ -95,7 +95,7 @@ func (r *liveRegistry) work() {
 		r.mu.Unlock()
 		j.report() // observer: the previous job's
 		if j.batched {
-			r.rerunBatch(&j)
+			r.rerunBatch(j)
 		} else {
 			start := time.Now()
 			j.ran = len(j.qs)
@@ -104,13 +104,14 @@ func (r *liveRegistry) work() {
 					j.ran = i // Close began: the rest do not start
 					break
 				}
-				start = r.rerunOne(&j, i, start)
+				start = r.rerunOne(j, i, start)
 			}
 		}
 		r.mu.Lock()
-		r.finishLocked(&j)
+		r.finishLocked(j)
 	}
 	r.workers--
+	r.idleJobs = append(r.idleJobs, j) // emptied by finishLocked and report
 	if !r.waveLocked() {
 		r.flushHeldLocked()
 	}
@@ -118,6 +119,20 @@ func (r *liveRegistry) work() {
 	r.signalLocked()
 	r.mu.Unlock()
 	r.deliverReady(ready)
+}
+
+// jobLocked is a job for a worker that starts: one a worker gone left
+// (idleJobs, at most maxRuns of them), or a new one. A job is 3 KB, with
+// the slices it grew besides, and workers come and go with every wave of
+// re-runs.
+func (r *liveRegistry) jobLocked() *job {
+	if n := len(r.idleJobs); n > 0 {
+		j := r.idleJobs[n-1]
+		r.idleJobs[n-1] = nil
+		r.idleJobs = r.idleJobs[:n-1]
+		return j
+	}
+	return new(job)
 }
 
 // report tells the Observer how the job's runs went (liveobserve.go).
