@@ -108,6 +108,16 @@ type dFlat struct {
 	Flag      bool            `json:"flag"` // with E, what the embedded parts held
 	Hidden    *int            `json:"hidden,omitempty"`
 	ZeroFloat float64         `json:"zf,omitzero"`
+	Rows      []dRow          `json:"rows"` // rows of words and strings
+}
+
+// dRow is a row of words and strings only, which the walk takes as its
+// words, then its strings.
+type dRow struct {
+	A int    `json:"a"`
+	B string `json:"b"`
+	N int64  `json:"n"`
+	T string `json:"t"`
 }
 
 // flat is v as a dFlat.
@@ -122,6 +132,7 @@ func flat(v dRich) dFlat {
 	}
 	for _, in := range v.List {
 		f.Ms = append(f.Ms, addrMarshaler{in.A})
+		f.Rows = append(f.Rows, dRow{A: in.A, B: in.B, N: int64(v.U), T: v.Name})
 	}
 	if v.dhidden != nil {
 		h := v.dhidden.H
@@ -287,6 +298,7 @@ func checkDigestTellsApart(t *testing.T, c *choices, ds *digests) {
 		for _, pair := range [][2]any{
 			{v1, v2}, {v1, other}, {v1.Any, v2.Any}, {v1.Attrs, other.Attrs},
 			{flat(v1), flat(v2)}, {flat(v1), flat(other)},
+			{flat(v1).Rows, flat(v2).Rows}, {flat(v1).Rows, flat(other).Rows},
 		} {
 			checkDigestPair(t, form, pair)
 		}

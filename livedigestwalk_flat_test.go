@@ -32,11 +32,15 @@ type generalRowOf struct {
 	P    *int
 }
 
-// The one-loop walk of a row of integers and strings writes the bytes the
-// general walk does (the digest's bytes did not change), and those bytes
-// are each field's in a fixed form: integers little-endian, a string's
-// length as a uvarint (one byte below 128, two from 128), then its bytes.
-func TestFlatRowWalkWritesTheGeneralWalksBytes(t *testing.T) {
+// A row of integers and strings is walked as its words, then its other
+// runs of memory, then its strings; the general walk (of a row with a
+// pointer besides) goes field by field. Each field's bytes have a fixed
+// form: integers little-endian, a string's length as a uvarint (one byte
+// below 128, two from 128), then its bytes.
+func TestFlatRowWalkWritesWordsOddsThenStrings(t *testing.T) {
+	if reflect.TypeFor[int]().Size() != 8 {
+		t.Skip("int is not a word here")
+	}
 	walkBytes := func(v any) []byte {
 		rw := newResultWalk(reflect.TypeOf(v))
 		b, ok := rw.run(&walker{}, nil, v)
@@ -49,25 +53,21 @@ func TestFlatRowWalkWritesTheGeneralWalksBytes(t *testing.T) {
 		s := strings.Repeat("x", n)
 		f := flatRowOf{A: -1, B: 1 << 30, S: s, C: -1 << 40, D: -3, T: s + "y", U: 0xfffe, N: -7, V: [3]uint8{9, 9, 9}}
 		g := generalRowOf{A: f.A, B: f.B, S: f.S, C: f.C, D: f.D, T: f.T, U: f.U, N: f.N}
-		var want []byte
-		want = binary.LittleEndian.AppendUint32(want, uint32(f.A))
-		want = binary.LittleEndian.AppendUint32(want, uint32(f.B))
-		want = append(binary.AppendUvarint(want, uint64(len(f.S))), f.S...)
-		want = binary.LittleEndian.AppendUint64(want, uint64(f.C))
-		want = append(want, byte(f.D))
-		want = append(binary.AppendUvarint(want, uint64(len(f.T))), f.T...)
-		want = binary.LittleEndian.AppendUint16(want, f.U)
-		if reflect.TypeFor[int]().Size() == 4 {
-			want = binary.LittleEndian.AppendUint32(want, uint32(f.N))
-		} else {
-			want = binary.LittleEndian.AppendUint64(want, uint64(f.N))
+		a := binary.LittleEndian.AppendUint32(nil, uint32(f.A))
+		a = binary.LittleEndian.AppendUint32(a, uint32(f.B)) // with A, a word
+		// C and D, side by side, are one run of 9 bytes: not words.
+		c := binary.LittleEndian.AppendUint64(nil, uint64(f.C))
+		d := []byte{byte(f.D)}
+		u := binary.LittleEndian.AppendUint16(nil, f.U)
+		nn := binary.LittleEndian.AppendUint64(nil, uint64(f.N))
+		ss := append(binary.AppendUvarint(nil, uint64(len(f.S))), f.S...)
+		tt := append(binary.AppendUvarint(nil, uint64(len(f.T))), f.T...)
+		join := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+		if got, want := walkBytes(f), join(a, nn, c, d, u, ss, tt); !bytes.Equal(got, want) {
+			t.Errorf("strings of %d bytes: the flat walk wrote\n%x\nwant\n%x", n, got, want)
 		}
-		flat, general := walkBytes(f), walkBytes(g)
-		if !bytes.Equal(flat, want) {
-			t.Errorf("strings of %d bytes: the flat walk wrote\n%x\nwant\n%x", n, flat, want)
-		}
-		if !bytes.Equal(general, append(want, 0)) { // and P's nil mark
-			t.Errorf("strings of %d bytes: the general walk wrote\n%x\nwant\n%x", n, general, append(want, 0))
+		if got, want := walkBytes(g), join(a, ss, c, d, tt, u, nn, []byte{0}); !bytes.Equal(got, want) { // P's nil mark last
+			t.Errorf("strings of %d bytes: the general walk wrote\n%x\nwant\n%x", n, got, want)
 		}
 	}
 }
@@ -91,5 +91,51 @@ func TestFlatRowWalkHashesAsItFills(t *testing.T) {
 	}
 	if !w.flushed {
 		t.Error("nothing was hashed before the row ended")
+	}
+}
+
+// wordRow is a row of words and strings only, as most results' rows are.
+type wordRow struct {
+	A    int64
+	S    string
+	B, C int
+	T    string
+	U    uint64
+}
+
+// The walk of a row of words and strings writes its words, then its
+// strings, length first: a fixed form for the type, which tells rows apart
+// as the fields in their order would (each string's length says where it
+// ends).
+func TestWordRowWalkWritesWordsThenStrings(t *testing.T) {
+	if reflect.TypeFor[int]().Size() != 8 {
+		t.Skip("int is not a word here")
+	}
+	for _, n := range []int{0, 1, 127, 128, 300} {
+		s := strings.Repeat("x", n)
+		r := wordRow{A: -1 << 40, S: s, B: -7, C: 1 << 50, T: s + "y", U: 1<<64 - 2}
+		rw := newResultWalk(reflect.TypeOf(r))
+		got, ok := rw.run(&walker{}, nil, r)
+		if !ok {
+			t.Fatal("the walk gave up")
+		}
+		var want []byte
+		for _, w := range []uint64{uint64(r.A), uint64(r.B), uint64(r.C), r.U} {
+			want = binary.LittleEndian.AppendUint64(want, w)
+		}
+		want = append(binary.AppendUvarint(want, uint64(len(r.S))), r.S...)
+		want = append(binary.AppendUvarint(want, uint64(len(r.T))), r.T...)
+		if !bytes.Equal(got, want) {
+			t.Errorf("strings of %d bytes: the walk wrote\n%x\nwant\n%x", n, got, want)
+		}
+	}
+	// Moving a byte from one string to the next is a different row.
+	a, b := wordRow{S: "ab", T: "c"}, wordRow{S: "a", T: "bc"}
+	ds := newDigests()
+	rw := newResultWalk(reflect.TypeOf(a))
+	da, _ := ds.ofResult(a, rw)
+	db, _ := ds.ofResult(b, rw)
+	if da == db {
+		t.Error("rows whose strings split the same bytes differently have one digest")
 	}
 }
