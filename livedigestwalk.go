@@ -299,7 +299,7 @@ func (p *walkPlanner) fieldOp(sf reflect.StructField, addr bool, omit func(unsaf
 // results. Its walk takes the row's whole words of memory (words, their
 // offsets), then its other runs of memory (odd: booleans, narrow integers),
 // then its strings, each length first: loops without a branch, which
-// made the digest of a page of orders an eighth cheaper than one loop over
+// made the digest of a page of orders a sixth cheaper than one loop over
 // the fields in their order. For one type the form is fixed, and tells
 // every row from every other as the fields in their order would.
 func flatRow(ops []fieldOp) (words []uintptr, odd []fieldOp, strs []uintptr, ok bool) {
