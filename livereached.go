@@ -27,7 +27,7 @@ type reached struct {
 // (BenchmarkSortReached).
 func sortReached(rs, buf []reached) (sorted, scratch []reached) {
 	if len(rs) < radixMin {
-		slices.SortFunc(rs, func(a, b reached) int { return cmp.Compare(a.seq, b.seq) })
+		slices.SortFunc(rs, bySeq)
 		return rs, buf
 	}
 	var differ uint64 // the bits in which some seq differs from the first
@@ -60,3 +60,6 @@ func sortReached(rs, buf []reached) (sorted, scratch []reached) {
 // radixMin is the fewest entries sortReached sorts by radix: below it, the
 // histogram of a pass costs more than comparing.
 const radixMin = 64
+
+// bySeq orders reached entries by their queries' sequence numbers.
+func bySeq(a, b reached) int { return cmp.Compare(a.seq, b.seq) }

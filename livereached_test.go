@@ -1,7 +1,6 @@
 package adapter
 
 import (
-	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -76,8 +75,6 @@ func FuzzSortReached(f *testing.F) {
 		}
 	})
 }
-
-func bySeq(a, b reached) int { return cmp.Compare(a.seq, b.seq) }
 
 // BenchmarkSortReached sorts what a change to every query of a table
 // reaches, 1,000 queries made one after another, shuffled as the index
