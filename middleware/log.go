@@ -2,6 +2,8 @@ package middleware
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"log/slog"
 	"time"
 )
@@ -10,10 +12,11 @@ import (
 type LogOption func(*logConfig)
 
 type logConfig struct {
-	args      bool
-	okLevel   slog.Level
-	failLevel slog.Level
-	now       func() time.Time
+	args       bool
+	sessionIDs bool
+	okLevel    slog.Level
+	failLevel  slog.Level
+	now        func() time.Time
 }
 
 // LogArgs makes Log add the call's RawArgs to each record, as attribute
@@ -21,6 +24,14 @@ type logConfig struct {
 // secrets that do not belong in logs.
 func LogArgs() LogOption {
 	return func(c *logConfig) { c.args = true }
+}
+
+// LogSessionIDs makes Log write the session ID itself as attribute
+// "session", rather than its fingerprint. It is off by default because on
+// Streamable HTTP the ID is what a client presents to act in its session:
+// a credential, which logs are no place for.
+func LogSessionIDs() LogOption {
+	return func(c *logConfig) { c.sessionIDs = true }
 }
 
 // LogLevels sets the level of the records of calls that succeed (default
@@ -41,7 +52,10 @@ func withLogClock(now func() time.Time) LogOption {
 //
 //	command   the command's name
 //	origin    "app", "agent" or "live"
-//	session   the session ID, when the call has a session with one
+//	session   when the call has a session with an ID, the ID's fingerprint:
+//	          16 hex digits of its SHA-256, the same for every call of the
+//	          session, from which the ID cannot be read back (the ID itself
+//	          with LogSessionIDs)
 //	duration  how long the rest of the chain and the command took
 //	outcome   "ok", "error", or "panic" for a panic passing through
 //	error     the error's text, when outcome is "error"
@@ -84,6 +98,9 @@ func Log(logger *slog.Logger, opts ...LogOption) Middleware {
 					slog.String("origin", call.Origin.String()))
 				if call.Session != nil {
 					if id := call.Session.SessionID(); id != "" {
+						if !cfg.sessionIDs {
+							id = sessionFingerprint(id)
+						}
 						attrs = append(attrs, slog.String("session", id))
 					}
 				}
@@ -103,4 +120,12 @@ func Log(logger *slog.Logger, opts ...LogOption) Middleware {
 			return result, err
 		}
 	}
+}
+
+// sessionFingerprint stands for a session ID in logs: 16 hex digits of its
+// SHA-256. Session IDs are random and long (mcp-go's are UUIDs), so the ID
+// cannot be found from it, while the records of one session still match.
+func sessionFingerprint(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(sum[:8])
 }

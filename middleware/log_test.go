@@ -36,6 +36,13 @@ func TestLog(t *testing.T) {
 			name: "success",
 			call: Call{Command: "customers_show", Origin: Agent, Session: &fakeSession{id: "s1"}, RawArgs: args},
 			want: map[string]any{"level": "DEBUG", "msg": "command", "command": "customers_show",
+				"origin": "agent", "session": sessionFingerprint("s1"), "duration": float64(5 * time.Millisecond), "outcome": "ok"},
+		},
+		{
+			name: "session ID itself",
+			opts: []LogOption{LogSessionIDs()},
+			call: Call{Command: "c", Origin: Agent, Session: &fakeSession{id: "s1"}},
+			want: map[string]any{"level": "DEBUG", "msg": "command", "command": "c",
 				"origin": "agent", "session": "s1", "duration": float64(5 * time.Millisecond), "outcome": "ok"},
 		},
 		{
@@ -165,5 +172,35 @@ func TestDefault(t *testing.T) {
 	}
 	if dec.More() {
 		t.Error("more than two records")
+	}
+}
+
+// A session's fingerprint is the same for each of its calls, differs from
+// another session's, and does not contain the ID.
+func TestLogSessionFingerprint(t *testing.T) {
+	const id = "3f2a9c1e-7b4d-4e8a-9f00-5c6d7e8f9a0b"
+	var buf bytes.Buffer
+	mw := Log(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	h := mw(func(context.Context, *Call) (any, error) { return nil, nil })
+	for _, sid := range []string{id, id, "another"} {
+		if _, err := h(context.Background(), &Call{Command: "c", Origin: Agent, Session: &fakeSession{id: sid}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	dec := json.NewDecoder(&buf)
+	for dec.More() {
+		var rec map[string]any
+		if err := dec.Decode(&rec); err != nil {
+			t.Fatal(err)
+		}
+		s, _ := rec["session"].(string)
+		got = append(got, s)
+	}
+	if len(got) != 3 || len(got[0]) != 16 || got[0] != got[1] || got[0] == got[2] {
+		t.Fatalf("session attributes %q: want one 16-digit fingerprint per session", got)
+	}
+	if bytes.Contains(buf.Bytes(), []byte(id)) || bytes.Contains(buf.Bytes(), []byte(id[:8])) {
+		t.Fatalf("the log holds the session ID: %s", buf.Bytes())
 	}
 }
