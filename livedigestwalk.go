@@ -211,7 +211,7 @@ func (p *walkPlanner) structWalk(t reflect.Type, addr bool) walkFunc {
 	if words, odd, strs, ok := flatRow(ops); ok {
 		return func(w *walker, b []byte, p unsafe.Pointer) ([]byte, bool) {
 			for _, off := range words {
-				b = binary.LittleEndian.AppendUint64(b, binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(p, off)), 8)))
+				b = appendWord(b, unsafe.Add(p, off))
 			}
 			for _, op := range odd {
 				b = appendMemory(b, unsafe.Add(p, op.offset), op.size)
@@ -331,10 +331,14 @@ func appendMemory(b []byte, p unsafe.Pointer, size uintptr) []byte {
 		return append(b, unsafe.Slice((*byte)(p), size)...)
 	}
 	for off := uintptr(0); off < size; off += 8 {
-		word := binary.LittleEndian.Uint64(unsafe.Slice((*byte)(unsafe.Add(p, off)), 8))
-		b = binary.LittleEndian.AppendUint64(b, word)
+		b = appendWord(b, unsafe.Add(p, off))
 	}
 	return b
+}
+
+// appendWord appends the 8 bytes at p, read as appendMemory reads them.
+func appendWord(b []byte, p unsafe.Pointer) []byte {
+	return binary.LittleEndian.AppendUint64(b, binary.LittleEndian.Uint64(unsafe.Slice((*byte)(p), 8)))
 }
 
 // appendString appends s's length, then its bytes.
