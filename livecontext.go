@@ -77,7 +77,15 @@ func (e runEnd) err() error {
 // records its reads in rec (the worker's, started for this run); begin
 // starts its clock.
 func newRunContext(values context.Context, members int, rec *readRecorder) *runContext {
-	return &runContext{values: values, members: int32(members), rec: rec, gen: rec.start()}
+	rc := new(runContext)
+	rc.init(values, members, rec)
+	return rc
+}
+
+// init makes rc, zero, what newRunContext makes: for the runs of a chunk,
+// whose contexts are allocated together (nextLocked).
+func (rc *runContext) init(values context.Context, members int, rec *readRecorder) {
+	rc.values, rc.members, rc.rec, rc.gen = values, int32(members), rec, rec.start()
 }
 
 // begin sets the deadline, timeout from start, as the run begins: a query

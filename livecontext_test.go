@@ -3,6 +3,8 @@ package adapter
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -241,5 +243,57 @@ func TestRerunContextKeptErrIsStable(t *testing.T) {
 	<-ctx.Done()
 	if got := ctx.Err(); got != first {
 		t.Fatalf("kept context's Err was %v, then %v once Done was asked for after the deadline: successive Err calls must return the same error", first, got)
+	}
+}
+
+// The runs of a chunk (a worker takes several queries of a command at
+// once, their contexts made together) each have a context of their own:
+// live while its run runs, cancelled once the wave is over.
+func TestRerunChunkContextsAreTheirOwn(t *testing.T) {
+	const queries = 48 // enough waiting that workers take chunks
+	var (
+		mu   sync.Mutex
+		kept []context.Context
+		errs []string
+	)
+	a := Wrap(server.NewMCPServer("t", "1"))
+	Live(a, "keep", "", func(ctx context.Context, args kArgs) (string, error) {
+		Reads(ctx, "k")
+		if middleware.OriginFrom(ctx) != middleware.Live {
+			return args.K, nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, fmt.Sprintf("run %d: own context ended: %v", len(kept), err))
+		}
+		for i, k := range kept {
+			if k == ctx {
+				errs = append(errs, fmt.Sprintf("run %d has run %d's context", len(kept), i))
+			}
+		}
+		kept = append(kept, ctx)
+		return args.K + "!", nil
+	})
+	c := newFakeClient(t, a, "s1", 64)
+	for i := range queries {
+		if err := c.subscribe(fmt.Sprintf("app://keep/%d", i)); err != nil {
+			t.Fatalf("subscribe: %+v", err)
+		}
+	}
+	a.Changed("k")
+	waitIdle(t, a)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(kept) != queries {
+		t.Fatalf("%d re-runs, want %d", len(kept), queries)
+	}
+	for _, e := range errs {
+		t.Error(e)
+	}
+	for i, k := range kept {
+		if k.Err() != context.Canceled {
+			t.Errorf("run %d's context after the wave: %v", i, k.Err())
+		}
 	}
 }

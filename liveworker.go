@@ -146,6 +146,14 @@ func (j *job) report() {
 // nextLocked takes the next job from the run queue and marks its queries
 // running; false when the queue is empty, or Close has begun (which lets
 // the runs under way finish and starts no other).
+//
+// The run contexts of a chunk are made in one array, new for every job:
+// one allocation where there were up to maxChunk. Each run still has a
+// context of its own, which a command may keep after its run (a context
+// is never reused); a kept one keeps its chunk's array, 80 bytes a run,
+// alive with it. On the fan-out benchmark, allocating them one by one cost
+// about 4% of the CPU: the collector marks most of the time there, and
+// each allocation pays for it.
 func (r *liveRegistry) nextLocked(j *job) bool {
 	if r.closed {
 		r.runq.drain()
@@ -157,13 +165,17 @@ func (r *liveRegistry) nextLocked(j *job) bool {
 		return false
 	}
 	var batch *runContext
+	var alone []runContext
 	if j.batched {
 		batch = newRunContext(r.liveCtx, len(j.qs), &j.recs[0])
+	} else {
+		alone = make([]runContext, len(j.qs))
 	}
 	for i, q := range j.qs {
 		rc := batch
 		if rc == nil {
-			rc = newRunContext(r.liveCtx, 1, &j.recs[i])
+			rc = &alone[i]
+			rc.init(r.liveCtx, 1, &j.recs[i])
 		}
 		q.state = runRunning
 		q.run = rc
