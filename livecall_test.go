@@ -3,9 +3,14 @@ package adapter
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+	"weak"
+
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcplive/adapter/middleware"
 )
@@ -69,5 +74,87 @@ func TestRerunCallKeptByMiddleware(t *testing.T) {
 			t.Fatalf("re-run %d: kept Call changed after its run: now %s %v, was %s %v",
 				i, k.p.Command, k.p.Args, k.seen.Command, k.seen.Args)
 		}
+	}
+}
+
+// payloadResult is a result that points at memory of its own, so that a
+// test can tell whether anything keeps it alive.
+type payloadResult struct {
+	Version int        `json:"version"`
+	Data    *[64]int64 `json:"data"`
+}
+
+// A re-run's result goes to the worker's slot when no middleware of the
+// user's sees it (resultSlot); once digested, nothing of it stays there.
+func TestRerunResultSlotKeepsNothing(t *testing.T) {
+	var (
+		version atomic.Int64
+		mu      sync.Mutex
+		last    weak.Pointer[[64]int64]
+	)
+	a := Wrap(server.NewMCPServer("t", "1"))
+	Live(a, "payload", "", func(ctx context.Context, args kArgs) (payloadResult, error) {
+		Reads(ctx, "k")
+		data := new([64]int64)
+		data[0] = version.Load()
+		mu.Lock()
+		last = weak.Make(data)
+		mu.Unlock()
+		return payloadResult{Version: int(data[0]), Data: data}, nil
+	})
+	f := newFakeClient(t, a, "s1", 64)
+	if err := f.subscribe("app://payload/x"); err != nil {
+		t.Fatalf("subscribe: %+v", err)
+	}
+	for range 3 {
+		version.Add(1)
+		a.Changed("k")
+		waitIdle(t, a)
+	}
+	if got := a.LiveStats().Reruns; got != 3 {
+		t.Fatalf("%d re-runs, want 3", got)
+	}
+	runtime.GC()
+	mu.Lock()
+	defer mu.Unlock()
+	if last.Value() != nil {
+		t.Fatal("the last re-run's result is still reachable after the registry went idle")
+	}
+}
+
+// Middleware of the user's sees a Live re-run's result as the command
+// returned it, a value of its result type, never the slot it would go to
+// without middleware.
+func TestRerunResultSeenByMiddleware(t *testing.T) {
+	seen := make(chan any, 8)
+	peek := func(next middleware.Handler) middleware.Handler {
+		return func(ctx context.Context, call *middleware.Call) (any, error) {
+			res, err := next(ctx, call)
+			if call.Origin == middleware.Live {
+				seen <- res
+			}
+			return res, err
+		}
+	}
+	var version atomic.Int64
+	a := Wrap(server.NewMCPServer("t", "1"), WithMiddleware(peek))
+	Live(a, "payload", "", func(ctx context.Context, args kArgs) (payloadResult, error) {
+		Reads(ctx, "k")
+		return payloadResult{Version: int(version.Load())}, nil
+	})
+	f := newFakeClient(t, a, "s1", 64)
+	if err := f.subscribe("app://payload/x"); err != nil {
+		t.Fatalf("subscribe: %+v", err)
+	}
+	version.Add(1)
+	a.Changed("k")
+	waitIdle(t, a)
+	select {
+	case res := <-seen:
+		if got, ok := res.(payloadResult); !ok || got.Version != 1 {
+			t.Fatalf("the middleware saw %#v, want payloadResult{Version: 1}", res)
+		}
+	default:
+		t.Fatal("the middleware saw no re-run")
 	}
 }

@@ -66,6 +66,17 @@ func (ds *digests) ofJSON(v any) (digest, error) {
 	return h.sum(), nil
 }
 
+// ofResultAt is ofResult for the result *p, p a *R of rw's type R, read
+// in place: a re-run's result slot (resultSlot). The digest is the one
+// ofResult gives the value *p.
+func (ds *digests) ofResultAt(p any, rw *resultWalk) (digest, error) {
+	at := reflect.ValueOf(p)
+	if d, ok := ds.walkAt(at.UnsafePointer(), rw); ok {
+		return d, nil
+	}
+	return ds.ofJSON(at.Elem().Interface())
+}
+
 // walk is the digest of v by rw; false when the walk gave up. The walk's
 // bytes begin with a byte no JSON text begins with, so that no walk's
 // digest is the digest of a JSON text or of an error.
@@ -74,6 +85,21 @@ func (ds *digests) walk(v any, rw *resultWalk) (digest, bool) {
 	defer ds.putWalker(w)
 	w.seeds, w.flushed, w.depth = &ds.seeds, false, 0
 	b, ok := rw.run(w, append(w.buf[:0], 1), v)
+	return ds.sum(w, b, ok)
+}
+
+// walkAt is walk for the value of rw's type at p.
+func (ds *digests) walkAt(p unsafe.Pointer, rw *resultWalk) (digest, bool) {
+	w := ds.walkers.Get().(*walker)
+	defer ds.putWalker(w)
+	w.seeds, w.flushed, w.depth = &ds.seeds, false, 0
+	b, ok := rw.walk(w, append(w.buf[:0], 1), p)
+	return ds.sum(w, b, ok)
+}
+
+// sum is the digest of a walk that ended with b in w's buffer; false when
+// it gave up.
+func (ds *digests) sum(w *walker, b []byte, ok bool) (digest, bool) {
 	if !ok {
 		return digest{}, false
 	}

@@ -22,18 +22,69 @@ import (
 // error, values json writes alike have one digest (for the walk: values of
 // one type), and a failure's digest is its message's.
 
-// digestForm is one way the registry digests a result.
+// digestForm is one way the registry digests a result; perType, a form
+// that tells apart only values of one type, the result type of the
+// command whose results it digests.
 type digestForm struct {
-	name string
-	of   func(any) (digest, error)
+	name    string
+	of      func(any) (digest, error)
+	perType bool
 }
 
 // digestForms are the digest of a result's JSON, and the digest the
-// registry makes for a command whose result type is the value's own.
+// registry makes for a command whose result type is the value's own: of a
+// result handed to it (walk), and of one in the run's result slot (in
+// place).
 func digestForms(ds *digests) []digestForm {
 	return []digestForm{
-		{"json", ds.ofJSON},
-		{"walk", func(v any) (digest, error) { return ds.ofResult(v, walkOf(v)) }},
+		{"json", ds.ofJSON, false},
+		{"walk", func(v any) (digest, error) { return ds.ofResult(v, walkOf(v)) }, true},
+		{"in place", func(v any) (digest, error) { return ofResultInPlace(ds, v) }, true},
+	}
+}
+
+// ofResultInPlace is the digest of v read where a re-run's result slot
+// holds it (resultSlot), as the registry digests a re-run's result when no
+// middleware of the user's sees it.
+func ofResultInPlace(ds *digests, v any) (digest, error) {
+	rw := walkOf(v)
+	if rw == nil {
+		return ds.ofResult(v, nil)
+	}
+	slot := rw.scratch.Get()
+	defer rw.scratch.Put(slot)
+	defer rw.clear(slot)
+	reflect.ValueOf(slot).Elem().Set(reflect.ValueOf(v))
+	return ds.ofResultAt(slot, rw)
+}
+
+// A result digested in its slot has the digest the walk of the value
+// gives, also where the walk gives up (a value deeper than json's depth,
+// which goes by its JSON) and where json fails.
+func TestDigestInPlaceIsTheWalks(t *testing.T) {
+	ds := newDigests()
+	var deep *cyclic
+	for range 3000 {
+		deep = &cyclic{Next: deep}
+	}
+	loop := &cyclic{}
+	loop.Next = loop
+	f := 2.5
+	for name, v := range map[string]any{
+		"int":       42,
+		"row":       dInner{A: 1, B: "x", C: &f},
+		"rows":      []dInner{{A: 1}, {A: 2, B: "y"}},
+		"flat":      dFlat{Name: "a", Tags: []string{"t"}, List: []dInner{{A: 3}}},
+		"map":       map[string]int{"a": 1},
+		"deep":      deep,
+		"cycle":     loop,
+		"interface": []any{1, "two", dOther{X: 3}},
+	} {
+		want, wantErr := ds.ofResult(v, walkOf(v))
+		got, err := ofResultInPlace(ds, v)
+		if got != want || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Errorf("%s: in place %x, %v; the walk's %x, %v", name, got, err, want, wantErr)
+		}
 	}
 }
 
@@ -328,7 +379,7 @@ func checkDigestPair(t *testing.T, form digestForm, pair [2]any) {
 	if (err1 == nil) != (derr1 == nil) || (err2 == nil) != (derr2 == nil) {
 		t.Fatalf("%s: json errors %v, %v; digest errors %v, %v", form.name, err1, err2, derr1, derr2)
 	}
-	if form.name == "walk" && reflect.TypeOf(pair[0]) != reflect.TypeOf(pair[1]) {
+	if form.perType && reflect.TypeOf(pair[0]) != reflect.TypeOf(pair[1]) {
 		return
 	}
 	if err1 == nil && err2 == nil && !bytes.Equal(j1, j2) && d1 == d2 {

@@ -85,6 +85,9 @@ func newResultWalk(t reflect.Type) *resultWalk {
 	return rw
 }
 
+// clear zeroes *p, p a *R of rw's type R from its scratch.
+func (rw *resultWalk) clear(p any) { reflect.ValueOf(p).Elem().SetZero() }
+
 // run walks v, of type rw.typ, into w: through a copy in scratch memory,
 // so that the walk reads it by pointer.
 func (rw *resultWalk) run(w *walker, b []byte, v any) ([]byte, bool) {

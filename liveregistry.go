@@ -358,16 +358,17 @@ func (r *liveRegistry) queueLocked(q *query) {
 func (r *liveRegistry) run(ctx context.Context, c *command, args any, raw json.RawMessage, origin middleware.Origin) outcome {
 	ctx, rec := withReadRecorder(ctx)
 	res, err := c.invokeDecoded(ctx, origin, args, raw)
-	return r.outcomeOf(c, res, err, rec.finish(c.reads))
+	return r.outcomeOf(c, res, false, err, rec.finish(c.reads))
 }
 
 // outcomeOf is the outcome of a run that returned res and err and read
-// reads. The digest of a failure is that of its message, so that a query
-// that starts or stops failing counts as changed.
-func (r *liveRegistry) outcomeOf(c *command, res any, err error, reads []string) outcome {
+// reads; inSlot, that res is the run's result slot (resultSlot), a *R
+// holding the result. The digest of a failure is that of its message, so
+// that a query that starts or stops failing counts as changed.
+func (r *liveRegistry) outcomeOf(c *command, res any, inSlot bool, err error, reads []string) outcome {
 	out := outcome{reads: reads}
 	if err == nil {
-		out.digest, err = r.digestResult(c, res)
+		out.digest, err = r.digestResult(c, res, inSlot)
 	}
 	if err != nil {
 		out.err = err
@@ -379,8 +380,11 @@ func (r *liveRegistry) outcomeOf(c *command, res any, err error, reads []string)
 // digestResult digests res, a result of c. A MarshalJSON of the user's
 // that panics fails the run, on a worker where nothing else would catch it
 // (userpanic.go).
-func (r *liveRegistry) digestResult(c *command, res any) (d digest, err error) {
+func (r *liveRegistry) digestResult(c *command, res any, inSlot bool) (d digest, err error) {
 	defer recoverUserPanic(c.logger, c.name, "digesting the result", &err)
+	if inSlot {
+		return r.digests.ofResultAt(res, c.resultWalk)
+	}
 	return r.digests.ofResult(res, c.resultWalk)
 }
 

@@ -54,6 +54,24 @@ type job struct {
 	// calls are the runs' middleware.Calls, reused from job to job when
 	// no middleware of the user's could keep one (call).
 	calls [maxChunk]middleware.Call
+	// slot is a *R where the runs of a command whose results are of type
+	// R put them, when nothing of the user's sees them (resultSlot), and
+	// slotWalk the walk of R it is for: kept from run to run, zero
+	// between them.
+	slot     any
+	slotWalk *resultWalk
+}
+
+// resultSlot is the job's slot for a result of rw's type: the one it
+// has, or one from rw's scratch in place of a slot of another type.
+func (j *job) resultSlot(rw *resultWalk) any {
+	if j.slotWalk != rw {
+		if j.slotWalk != nil {
+			j.slotWalk.scratch.Put(j.slot)
+		}
+		j.slot, j.slotWalk = rw.scratch.Get(), rw
+	}
+	return j.slot
 }
 
 // call is where the job's run i (a batch's: 0) keeps its middleware.Call.
@@ -210,9 +228,19 @@ func (r *liveRegistry) rerunOne(j *job, i int, start time.Time) time.Time {
 		ctx, ro = r.observeRerun(rc, c.name, j.causes[i], 1)
 		j.obs = append(j.obs, ro)
 	}
+	var slot any
+	if !r.freshCalls && c.resultWalk != nil {
+		// Nothing of the user's sees the result before the digest:
+		// it may go to the job's slot rather than into a box.
+		slot = j.resultSlot(c.resultWalk)
+		rc.result = slot
+	}
 	res, err := c.handler(ctx, call)
 	rc.rec.close()
 	now, ended := rc.end()
+	if slot != nil {
+		defer c.resultWalk.clear(slot) // keep nothing of the result alive
+	}
 	if r.a.cfg.observer != nil {
 		j.obs[len(j.obs)-1].ran(now)
 	}
@@ -220,7 +248,8 @@ func (r *liveRegistry) rerunOne(j *job, i int, start time.Time) time.Time {
 		r.logLate(j, i)
 		return now
 	}
-	j.outs[i] = r.outcomeOf(c, res, err, rc.rec.readSet(-1, c.reads, j.prev[i]))
+	inSlot := slot != nil && res == slot
+	j.outs[i] = r.outcomeOf(c, res, inSlot, err, rc.rec.readSet(-1, c.reads, j.prev[i]))
 	if j.outs[i].err != nil {
 		r.logRerunError(q, j.outs[i].err)
 	}
