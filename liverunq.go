@@ -48,9 +48,11 @@ func (rq *runQueue) push(q *query) {
 // unchanged when nothing is waiting; batched reports a batch.
 func (rq *runQueue) take(dst []*query, chunk, batch int) (_ []*query, batched bool) {
 	for len(rq.turns) > 0 && len(dst) == 0 {
+		// The others move up a place, in the turns' own array: slicing
+		// the first off and appending it back would walk the array to
+		// its end and allocate a new one, every few takes.
 		c := rq.turns[0]
-		rq.turns[0] = nil
-		rq.turns = rq.turns[1:]
+		n := copy(rq.turns, rq.turns[1:])
 		cq := rq.byCmd[c]
 		for cq.head < len(cq.qs) {
 			q := cq.qs[cq.head]
@@ -70,13 +72,12 @@ func (rq *runQueue) take(dst []*query, chunk, batch int) (_ []*query, batched bo
 			dst = append(dst, q)
 		}
 		if cq.head < len(cq.qs) {
-			rq.turns = append(rq.turns, c) // its next turn
+			rq.turns[n] = c // its next turn, last
 		} else {
+			rq.turns[n] = nil
+			rq.turns = rq.turns[:n]
 			cq.inTurn = false
 		}
-	}
-	if len(rq.turns) == 0 {
-		rq.turns = nil
 	}
 	return dst, batched && len(dst) > 1
 }
