@@ -1,9 +1,6 @@
 package adapter
 
-import (
-	"slices"
-	"time"
-)
+import "time"
 
 // Bursts: notifications wait for the re-run wave they belong to.
 //
@@ -69,7 +66,7 @@ func (r *liveRegistry) holdLocked(c *conn) {
 func (r *liveRegistry) flushHeld() {
 	r.mu.Lock()
 	r.flushHeldLocked()
-	ready := r.takeReadyLocked()
+	ready := r.takeReadyLocked(nil)
 	r.mu.Unlock()
 	r.deliverReady(ready)
 }
@@ -105,22 +102,24 @@ func (r *liveRegistry) flushHeldLocked() {
 }
 
 // takeReadyLocked takes the connections left to the caller to deliver to
-// (heldConns.ready).
-func (r *liveRegistry) takeReadyLocked() []*conn {
+// (heldConns.ready), appended to dst: a worker's own array (job.ready),
+// which it delivers from with the registry's mutex released while the
+// registry's fills again.
+func (r *liveRegistry) takeReadyLocked(dst []*conn) []*conn {
 	if len(r.held.ready) == 0 {
-		return nil
+		return dst
 	}
-	ready := slices.Clone(r.held.ready)
+	dst = append(dst, r.held.ready...)
 	clear(r.held.ready)
 	r.held.ready = r.held.ready[:0]
-	return ready
+	return dst
 }
 
 // startReadyLocked starts a delivery goroutine for each connection left to
 // the caller to deliver to (takeReadyLocked), by a caller that will not
 // deliver itself.
 func (r *liveRegistry) startReadyLocked() {
-	for _, c := range r.takeReadyLocked() {
+	for _, c := range r.takeReadyLocked(nil) {
 		go r.deliver(c)
 	}
 }

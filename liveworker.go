@@ -60,6 +60,9 @@ type job struct {
 	// between them.
 	slot     any
 	slotWalk *resultWalk
+	// ready is where the worker takes the connections it delivers to
+	// (takeReadyLocked), empty between deliveries.
+	ready []*conn
 }
 
 // resultSlot is the job's slot for a result of rw's type: the one it
@@ -92,11 +95,13 @@ func (r *liveRegistry) work() {
 	r.mu.Lock()
 	j := r.jobLocked()
 	for {
-		if ready := r.takeReadyLocked(); ready != nil {
+		if ready := r.takeReadyLocked(j.ready[:0]); len(ready) > 0 {
 			// Bursts this job filled, or the wave's last if it ended
 			// with this job: hand them over.
 			r.mu.Unlock()
 			r.deliverReady(ready)
+			clear(ready)
+			j.ready = ready[:0]
 			r.mu.Lock()
 		}
 		if !r.nextLocked(j) {
@@ -133,7 +138,7 @@ func (r *liveRegistry) work() {
 	if !r.waveLocked() {
 		r.flushHeldLocked()
 	}
-	ready := r.takeReadyLocked()
+	ready := r.takeReadyLocked(nil) // j is idle: another worker may take it
 	r.signalLocked()
 	r.mu.Unlock()
 	r.deliverReady(ready)
