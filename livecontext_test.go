@@ -297,3 +297,24 @@ func TestRerunChunkContextsAreTheirOwn(t *testing.T) {
 		}
 	}
 }
+
+// end tells the time the run ended, which the next run of a chunk begins
+// at: read on the monotonic clock against the deadline, it is between the
+// clock's readings before and after.
+func TestRunContextEndTellsTheTime(t *testing.T) {
+	rc := newRunContext(context.Background(), 1, new(readRecorder))
+	start := time.Now()
+	rc.begin(start, time.Hour)
+	before := time.Now()
+	now, err := rc.end()
+	after := time.Now()
+	if err != nil {
+		t.Fatalf("end: %v", err)
+	}
+	if now.Before(before) || now.After(after) {
+		t.Fatalf("end said %v, not between %v and %v", now, before, after)
+	}
+	if d := now.Sub(start); d < 0 || d > after.Sub(start) {
+		t.Fatalf("end said %v after the start, want between 0 and %v", d, after.Sub(start))
+	}
+}
