@@ -145,6 +145,14 @@ var (
 // clients: every notification travels from the adapter through the
 // session's channel and the client transport's forwarding goroutine to the
 // client's notification handler, which counts it.
+//
+// Each client counts on its own and adds its count to received when its
+// session's channel is empty, a burst at a time: one counter that every
+// notification of every client incremented moved between the cores with
+// every notification, a cost of the benchmark's own. It weighed on
+// FanoutFloor more than on Fanout (docs/performance.md, 3 Dec, session
+// 10): there the clients' goroutines run on the other core while the
+// floor's loop sends.
 type fanout struct {
 	queries  int // distinct argument sets
 	subs     int // subscriptions
@@ -260,14 +268,20 @@ func (f *fanout) listen(b *testing.B, srv *server.MCPServer, uris []string) {
 	f.clients = append(f.clients, c)
 	ls := &listenStream{session: f.session, uris: uris, meta: make(chan map[string]any, 1)}
 	f.listens = append(f.listens, ls)
+	ch := ls.session.NotificationChannel() // what the client's transport reads
+	counted := int64(0)                    // by this client, not yet in received
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		// The transport's one goroutine calls this, one notification
+		// after another.
 		switch n.Method {
 		case mcp.MethodNotificationSubscriptionsAcknowledged:
 			ls.meta <- n.Params.Meta
 		case string(mcp.MethodNotificationResourceUpdated):
-			if f.received.Add(1) == f.target.Load() {
-				f.reached <- struct{}{}
-			}
+			counted++
+		}
+		if counted > 0 && len(ch) == 0 { // the last one queued, for now
+			f.add(counted)
+			counted = 0
 		}
 	})
 	stop, err := c.ListenAsync(context.Background(), mcp.SubscriptionFilter{ResourceSubscriptions: uris},
@@ -316,6 +330,15 @@ func (f *fanout) change(b *testing.B, want int64) {
 	defer cancel()
 	if err := f.a.WaitIdle(ctx); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// add adds k notifications to those received, and tells wait when they
+// reach the target.
+func (f *fanout) add(k int64) {
+	n := f.received.Add(k)
+	if t := f.target.Load(); n >= t && n-k < t {
+		f.reached <- struct{}{}
 	}
 }
 
