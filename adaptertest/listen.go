@@ -51,7 +51,22 @@ type Subscription struct {
 // server refuses is not an error: it is listed in Refused, as the
 // acknowledgement leaves it out. The error is a *WireError when the server
 // failed the whole request.
+//
+// The server acknowledges once the first run of every URI has ended. A
+// listen stream not acknowledged within 30 seconds (a command that never
+// returns) is cancelled, and Listen returns an error saying so, rather than
+// hang the test.
 func (c *Client) Listen(uris ...string) (*Subscription, error) {
+	c.t.Helper()
+	return c.listen(listenAckTimeout, uris)
+}
+
+// listenAckTimeout bounds how long Listen waits for a listen stream's
+// acknowledgement, as waitIdleTimeout bounds WaitIdle.
+const listenAckTimeout = 30 * time.Second
+
+// listen is Listen, waiting at most ackTimeout for the acknowledgement.
+func (c *Client) listen(ackTimeout time.Duration, uris []string) (*Subscription, error) {
 	c.t.Helper()
 	s := &Subscription{c: c, acked: make(map[string]bool)}
 	if c.version != ModernVersion {
@@ -77,10 +92,18 @@ func (c *Client) Listen(uris ...string) (*Subscription, error) {
 		ended <- c.a.HandleMessage(ctx, msg)
 	}()
 
+	timeout := time.NewTimer(ackTimeout)
+	defer timeout.Stop()
 	select {
 	case f := <-ack:
 		s.acknowledge(uris, f.ResourceSubscriptions)
 		return s, nil
+	case <-timeout.C:
+		// Not waited for: a command that ignores its context keeps the
+		// request running until it returns.
+		cancel()
+		s.forget()
+		return nil, fmt.Errorf("adaptertest: subscriptions/listen %q: no acknowledgement within %v (the first runs had not all ended); the request was cancelled", uris, ackTimeout)
 	case resp := <-ended:
 		// The stream ended at once: the server failed it, or it had
 		// nothing to listen to. Its acknowledgement, if any, was sent
