@@ -26,8 +26,11 @@ import (
 // worker's, reused from run to run (rec, with gen telling this run's
 // reports from those of a context a command kept), and so is the run's
 // middleware.Call when nothing of the user's could keep it (job.call): 80
-// bytes are left. (The Call is not the query's, made once: that would keep
-// 96 bytes for every query whose result ever changed.)
+// bytes are left, and 16 for the result slot (resultSlot), which saves the
+// result's own allocation. (The Call is not the query's, made once: that
+// would keep 96 bytes for every query whose result ever changed.) The
+// contexts of a chunk are allocated together (nextLocked): the count of
+// allocations, more than their bytes, is what the collector charges for.
 type runContext struct {
 	values   context.Context
 	deadline time.Time

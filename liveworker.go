@@ -173,7 +173,7 @@ func (j *job) report() {
 // The run contexts of a chunk are made in one array, new for every job:
 // one allocation where there were up to maxChunk. Each run still has a
 // context of its own, which a command may keep after its run (a context
-// is never reused); a kept one keeps its chunk's array, 80 bytes a run,
+// is never reused); a kept one keeps its chunk's array, 96 bytes a run,
 // alive with it. On the fan-out benchmark, allocating them one by one cost
 // about 4% of the CPU: the collector marks most of the time there, and
 // each allocation pays for it.
