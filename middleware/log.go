@@ -57,7 +57,9 @@ func withLogClock(now func() time.Time) LogOption {
 //	          session, from which the ID cannot be read back (the ID itself
 //	          with LogSessionIDs)
 //	duration  how long the rest of the chain and the command took
-//	outcome   "ok", "error", or "panic" for a panic passing through
+//	outcome   "ok", "error", or "panic" for a panic passing through (or a
+//	          runtime.Goexit: Log does not recover, so it cannot tell one
+//	          from the other; neither returns)
 //	error     the error's text, when outcome is "error"
 //	args      the RawArgs, only with LogArgs
 //
