@@ -287,7 +287,7 @@ func (r *liveRegistry) changed(ctx context.Context, keys []string) bool {
 	r.changes++
 	for _, k := range keys {
 		if k != "" {
-			r.index.affected(k, func(q *query) { r.reached = append(r.reached, reached{q.seq, q, k}) })
+			r.index.affected(k, func(q *query, seq uint64) { r.reached = append(r.reached, reached{seq, q, k}) })
 		}
 	}
 	r.changeInOrderLocked(ctx)

@@ -32,7 +32,7 @@ func TestReadsMatching(t *testing.T) {
 	names := map[*query]string{table: "table", row12: "row12", row13: "row13", both: "both", blind: "blind"}
 	affected := func(key string) []string {
 		seen := map[string]bool{}
-		ix.affected(key, func(q *query) { seen[names[q]] = true })
+		ix.affected(key, func(q *query, _ uint64) { seen[names[q]] = true })
 		var out []string
 		for n := range seen {
 			out = append(out, n)
