@@ -16,7 +16,9 @@ import (
 // Keys that pile up while the feed is slow coalesce; beyond maxPendingKeys
 // the row keys are widened to their tables ("customers/12" to "customers"),
 // which re-runs more on the other instances but never less, so memory stays
-// bounded however long the feed is down.
+// bounded by the tables written to, however long the feed is down. Keys
+// that name no row (tables, "/12") cannot widen: each must still reach the
+// other instances, so they are kept, however many.
 type publisher struct {
 	feed   ChangeFeed
 	logger *slog.Logger
@@ -26,8 +28,15 @@ type publisher struct {
 
 	mu      sync.Mutex
 	pending map[string]struct{}
-	running bool
-	closed  bool
+	// widenAt is the size of pending beyond which it is widened: 0 means
+	// maxPendingKeys. Widening may leave it as large (keys that name only a
+	// table do not widen); the next widening then waits until it has
+	// doubled, so that a flood of such keys costs linear time, not a pass
+	// over the whole set at every Changed.
+	widenAt   int
+	widenings int // how many times pending was widened, for tests
+	running   bool
+	closed    bool
 }
 
 // publishTimeout bounds one call of ChangeFeed.Publish: a backstop, long
@@ -59,8 +68,9 @@ func (p *publisher) publish(keys []string) {
 		}
 		p.pending[k] = struct{}{}
 	}
-	if len(p.pending) > maxPendingKeys {
+	if len(p.pending) > max(p.widenAt, maxPendingKeys) {
 		p.widenLocked()
+		p.widenAt = 2 * len(p.pending)
 	}
 	if !p.running && len(p.pending) > 0 {
 		p.running = true
@@ -80,6 +90,7 @@ func (p *publisher) widenLocked() {
 		wide[k] = struct{}{}
 	}
 	p.pending = wide
+	p.widenings++
 }
 
 // run publishes the pending keys, batch after batch, until none is left.
@@ -93,7 +104,7 @@ func (p *publisher) run() {
 			return
 		}
 		keys := slices.Sorted(maps.Keys(p.pending))
-		p.pending = nil
+		p.pending, p.widenAt = nil, 0
 		p.mu.Unlock()
 
 		if err := p.send(keys); err != nil {

@@ -114,6 +114,40 @@ func TestWideningKeepsKeysWithoutTable(t *testing.T) {
 	}
 }
 
+// TestWideningAFloodOfTablesIsNotQuadratic: keys that name tables only do
+// not widen, so a flood of them keeps the pending set over the bound. Had
+// every Changed beyond it widened the whole set again, 20,000 such keys
+// would have cost 10,000 passes over 10,000 keys; the bound doubles after
+// each widening instead. Every key is still published.
+func TestWideningAFloodOfTablesIsNotQuadratic(t *testing.T) {
+	feed := newBlockingFeed()
+	a := Wrap(server.NewMCPServer("t", "1"), WithChangeFeed(feed))
+	a.Changed("customers/1")
+	<-feed.started // the keys below pile up
+
+	const tables = 2 * maxPendingKeys
+	for i := range tables {
+		a.Changed(fmt.Sprintf("t%d", i))
+	}
+	p := a.live.pub
+	p.mu.Lock()
+	widenings := p.widenings
+	p.mu.Unlock()
+	if widenings > 1 {
+		t.Errorf("%d distinct tables widened the pending set %d times, want once (then at twice its size)", tables, widenings)
+	}
+	close(feed.release)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := feed.published()
+	if len(got) != 2 || len(got[1]) != tables {
+		t.Fatalf("published %d batches, the last of %d keys; want the %d tables in one", len(got), len(got[len(got)-1]), tables)
+	}
+}
+
 // TestCloseFlushesThePublisher: keys handed to the feed before Close are
 // published before Close returns.
 func TestCloseFlushesThePublisher(t *testing.T) {
