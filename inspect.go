@@ -127,7 +127,17 @@ func (r Report) String() string {
 // the server serves, so a report taken then stays true:
 //
 //	mux.Handle("GET /debug/inspect", a.Inspect())
+//
+// It answers GET and HEAD only (405 otherwise, with Allow), and tells
+// browsers not to sniff the body into another type: a report is data to
+// read, never a page to run.
 func (r Report) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if req.Method != http.MethodGet && req.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "the report answers GET and HEAD only", http.StatusMethodNotAllowed)
+		return
+	}
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	if strings.Contains(req.Header.Get("Accept"), "application/json") {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(r)
