@@ -169,22 +169,29 @@ type httpEdge struct {
 	body   []byte // holdJSON: the body not yet written
 	events eventRewriter
 
-	// writes into an event stream, which Close can cut short (abort).
+	// writes into the response, which Close can cut short (abort).
 	writes streamWrites
-	// timeout bounds every write into an event stream, as it bounds those
+	// timeout bounds every write into the response, as it bounds those
 	// into a GET stream (streamWriteTimeout): a subscriptions/listen stream
 	// lasts as long as its client wants, and a client that stops reading
 	// it would otherwise hold mcp-go's write, the request, and the
 	// subscriptions with their places under the caps, for as long as the
 	// connection lasts. A write that fails makes net/http cancel the
-	// request's context, which ends the listen.
+	// request's context, which ends the listen. A JSON body is bounded
+	// alike: one larger than the connection's buffers, asked for by a
+	// client that never reads it, would hold the request's goroutine and
+	// the body for as long as the connection lasts (net/http has no write
+	// bound of its own but the server's WriteTimeout, which would cut
+	// every event stream).
 	timeout time.Duration
 }
 
-// streamWrite runs write, a write into the event stream, within e.timeout,
+// boundedWrite runs write, a write into the response, within e.timeout,
 // unless abort was called: then, or if abort comes while it runs, the
 // write fails.
-func (e *httpEdge) streamWrite(write func() error) error { return e.writes.do(e.w, e.timeout, write) }
+func (e *httpEdge) boundedWrite(write func() error) error {
+	return e.writes.do(e.w, e.timeout, write)
+}
 
 // flushingHTTPEdge is an httpEdge over a writer that can flush: mcp-go
 // upgrades a response to an event stream only when its writer is an
@@ -209,11 +216,8 @@ func (e *flushingHTTPEdge) Flush() {
 		e.commitJSON()
 	case finished:
 		return
-	case rewriteSSE:
-		_ = e.streamWrite(func() error { e.f.Flush(); return nil })
-		return
 	}
-	e.f.Flush()
+	_ = e.boundedWrite(func() error { e.f.Flush(); return nil })
 }
 
 // Header returns the server writer's header map: mcp-go sets the response's
@@ -278,20 +282,25 @@ func (e *httpEdge) Write(p []byte) (int, error) {
 			e.w.WriteHeader(e.status)
 			body := e.body
 			e.body, e.state = nil, passThrough
-			if err := writeAll(e.w, body); err != nil {
+			if err := e.boundedWrite(func() error { return writeAll(e.w, body) }); err != nil {
 				return 0, err
 			}
 		}
 		return len(p), nil
 	case rewriteSSE:
 		var n int
-		err := e.streamWrite(func() (err error) {
+		err := e.boundedWrite(func() (err error) {
 			n, err = e.events.Write(p)
 			return err
 		})
 		return n, err
 	}
-	return e.w.Write(p)
+	var n int
+	err := e.boundedWrite(func() (err error) {
+		n, err = e.w.Write(p)
+		return err
+	})
+	return n, err
 }
 
 // abort makes a write into the event stream under way fail now, as a
@@ -325,7 +334,7 @@ func (e *httpEdge) commitJSON() {
 	if len(body) > 0 {
 		// The client learns of a failed write from the broken connection;
 		// there is no one left to tell here.
-		_ = writeAll(e.w, body)
+		_ = e.boundedWrite(func() error { return writeAll(e.w, body) })
 	}
 }
 
@@ -501,7 +510,7 @@ func (e *httpEdge) finishListen(id json.RawMessage) {
 		return
 	}
 	ev := append(append([]byte("event: message\ndata: "), msg...), "\n\n"...)
-	_ = e.streamWrite(func() error {
+	_ = e.boundedWrite(func() error {
 		if err := writeAll(e.w, ev); err != nil {
 			return err
 		}

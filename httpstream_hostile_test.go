@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,12 +48,19 @@ func hostileServer(t *testing.T, a *Adapter, opts ...server.StreamableHTTPOption
 // buffer, and never reads its answer.
 func neverReads(t *testing.T, hs *httptest.Server, method string, header http.Header, body []byte) net.Conn {
 	t.Helper()
-	conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+	// The receive buffer is set before connecting: set after, it no
+	// longer shrinks the window the connection began with, and loopback
+	// then takes in some 100 KB unread.
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) {
+			_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4<<10)
+		})
+	}}
+	conn, err := d.Dial("tcp", hs.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	_ = conn.(*net.TCPConn).SetReadBuffer(4 << 10)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s / HTTP/1.1\r\nHost: %s\r\n%s: 1\r\nContent-Length: %d\r\n", method, hs.Listener.Addr(), hostileHeader, len(body))
 	for k, vs := range header {
