@@ -114,22 +114,26 @@ func (a *Adapter) subscribeHook(ctx context.Context, id any, message any) error 
 	var m struct {
 		Method string `json:"method"`
 		Params struct {
-			URI  string    `json:"uri"`
-			Meta *mcp.Meta `json:"_meta"`
+			URI  string          `json:"uri"`
+			Meta json.RawMessage `json:"_meta"`
 		} `json:"params"`
 	}
-	if json.Unmarshal(raw, &m) != nil || m.Method != string(mcp.MethodResourcesSubscribe) || m.Params.URI == "" ||
-		mcp.IsModernProtocol(m.Params.Meta.ProtocolVersion()) {
-		// mcp-go answers these itself: a malformed request, or a method
-		// that 2026-07-28 removed.
+	if json.Unmarshal(raw, &m) != nil || m.Method != string(mcp.MethodResourcesSubscribe) || m.Params.URI == "" {
+		// mcp-go answers these itself: a malformed request.
 		return nil
 	}
 	uri := m.Params.URI
 	var err *rpcError
-	if rs := a.resolve(ctx, uri); rs != nil {
-		err = a.live.subscribe(ctx, rs, a.live.openLegacy(ctx, sessionFrom(ctx)))
-	} else if foreign := (foreignURIs{a: a}); !foreign.has(uri) {
-		err = notFound(ctx, uri, "")
+	meta, metaErr := subscribeMeta(m.Params.Meta)
+	switch {
+	case metaErr != nil:
+		// mcp-go would answer success and make nothing: a client would
+		// wait for notifications that never come.
+		err = metaErr
+	case mcp.IsModernProtocol(meta.ProtocolVersion()):
+		return nil // mcp-go answers: 2026-07-28 removed the method
+	default:
+		err = a.subscribeLegacy(ctx, uri)
 	}
 	if err == nil {
 		return nil
@@ -137,6 +141,32 @@ func (a *Adapter) subscribeHook(ctx context.Context, id any, message any) error 
 	a.live.refused.Add(1)
 	if box := errorBoxFrom(ctx); box != nil {
 		box.put(id, err)
+	}
+	return err
+}
+
+// subscribeMeta decodes the _meta of a resources/subscribe: absent or null
+// is none; anything but an object is invalid params, named.
+func subscribeMeta(raw json.RawMessage) (*mcp.Meta, *rpcError) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var meta *mcp.Meta
+	if json.Unmarshal(raw, &meta) != nil {
+		fe := FieldError{Field: "_meta", Message: "must be an object"}
+		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fe.Error(), Data: &ValidationError{Errors: []FieldError{fe}}}
+	}
+	return meta, nil
+}
+
+// subscribeLegacy serves the subscription of a resources/subscribe to uri:
+// nil when it is made, or is one the adapter does not own.
+func (a *Adapter) subscribeLegacy(ctx context.Context, uri string) *rpcError {
+	var err *rpcError
+	if rs := a.resolve(ctx, uri); rs != nil {
+		err = a.live.subscribe(ctx, rs, a.live.openLegacy(ctx, sessionFrom(ctx)))
+	} else if foreign := (foreignURIs{a: a}); !foreign.has(uri) {
+		err = notFound(ctx, uri, "")
 	}
 	return err
 }

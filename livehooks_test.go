@@ -3,6 +3,7 @@ package adapter_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -40,5 +41,54 @@ func TestLegacySubscribeWithAnEscapedMethod(t *testing.T) {
 	good := send(`{"jsonrpc":"2.0","id":3,"method":"resources\u002fsubscribe","params":{"uri":"app://follow/x"}}`)
 	if !strings.Contains(good, `"result":{}`) || a.LiveStats().Subscriptions != 1 {
 		t.Errorf("a valid URI with an escaped method: %s with %d subscriptions, want one", good, a.LiveStats().Subscriptions)
+	}
+}
+
+// A resources/subscribe whose _meta is not an object was answered with
+// success by mcp-go, which reads _meta leniently, while the adapter, which
+// could not decode it, made no subscription: the client waited for
+// notifications that never came. It is invalid params now, naming _meta,
+// and makes nothing; an absent, null or empty _meta subscribes.
+func TestLegacySubscribeWithAMalformedMeta(t *testing.T) {
+	type args struct {
+		K string `json:"k"`
+	}
+	srv := server.NewMCPServer("t", "1")
+	a := adapter.Wrap(srv)
+	adapter.Live(a, "follow", "", func(_ context.Context, args args) (string, error) { return args.K, nil })
+	sess := server.NewInProcessSession("s1", nil)
+	if err := srv.RegisterSession(context.Background(), sess); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.UnregisterSession(context.Background(), "s1")
+	ctx := srv.WithContext(context.Background(), sess)
+	send := func(raw string) string {
+		b, _ := json.Marshal(a.HandleMessage(ctx, json.RawMessage(raw)))
+		return string(b)
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+
+	for i, meta := range []string{`5`, `"x"`, `[1]`, `true`, `{"progressToken":`} {
+		got := send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(10+i) + `,"method":"resources/subscribe","params":{"uri":"app://follow/x","_meta":` + meta + `}}`)
+		if meta == `{"progressToken":` {
+			// Not JSON at all: mcp-go's parse error, before any hook.
+			if !strings.Contains(got, `"error"`) {
+				t.Errorf("_meta %s: %s, want an error", meta, got)
+			}
+			continue
+		}
+		if !strings.Contains(got, `"code":-32602`) || !strings.Contains(got, `"field":"_meta"`) {
+			t.Errorf("_meta %s: %s, want invalid params naming _meta", meta, got)
+		}
+		if n := a.LiveStats().Subscriptions; n != 0 {
+			t.Fatalf("_meta %s made %d subscriptions, want none", meta, n)
+		}
+	}
+	for i, meta := range []string{`null`, `{}`, `{"progressToken":1}`} {
+		got := send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(20+i) + `,"method":"resources/subscribe","params":{"uri":"app://follow/x` + string(rune('0'+i)) + `","_meta":` + meta + `}}`)
+		if !strings.Contains(got, `"result":{}`) || a.LiveStats().Subscriptions != i+1 {
+			t.Errorf("_meta %s: %s with %d subscriptions, want subscribed", meta, got, a.LiveStats().Subscriptions)
+		}
 	}
 }
