@@ -36,6 +36,13 @@ type Adapter struct {
 //   - a tool filter that hides commands the grant function refuses,
 //   - hooks that route reads and subscriptions of the adapter's URIs.
 //
+// The adapter's hooks run after those the server has when Wrap is called,
+// and before any added later. A resources/subscribe is served in a
+// request-initialization hook (it is the only hook that can fail the
+// request), so a request-initialization hook that refuses requests belongs
+// before Wrap: added after, it would refuse a subscribe whose subscription
+// the adapter had already made.
+//
 // Like mcp-go's own options, Wrap writes to the server without locks: call
 // it once, before the server serves. Wrap panics if srv is nil, if an
 // option is invalid, if the server already has client sessions, or if it
