@@ -48,13 +48,20 @@ func (a *Adapter) LiveQueries() []LiveQuery {
 			Command:     q.key.cmd.name,
 			Arguments:   json.RawMessage(q.key.args),
 			Subscribers: len(q.subs),
-			Reads:       slices.Clone(q.reads),
+			Reads:       q.reads,
 			State:       q.state.String(),
 			Reruns:      q.reruns,
 			LastChange:  unixNano(q.lastChange),
 		})
 	}
 	r.mu.Unlock()
+	// A query's read set is replaced, never changed in place (applyLocked),
+	// so it is copied here, for the caller to own, after the lock is
+	// released: a debug page's every event would otherwise hold the
+	// re-runs up for a copy of every key of every query.
+	for i := range out {
+		out[i].Reads = slices.Clone(out[i].Reads)
+	}
 	slices.SortFunc(out, func(x, y LiveQuery) int {
 		return cmp.Or(cmp.Compare(x.Command, y.Command), bytes.Compare(x.Arguments, y.Arguments))
 	})

@@ -352,6 +352,11 @@ func TestLiveQueries(t *testing.T) {
 		!slices.Equal(show.Reads, []string{"items/2"}) || show.Reruns != 1 || show.LastChange.Before(before) || show.State != "idle" {
 		t.Errorf("items_show: %+v, want one changed re-run", show)
 	}
+	// The report is the caller's: writing into it changes nothing held.
+	show.Reads[0] = "scribbled"
+	if again := a.LiveQueries(); !slices.Equal(again[1].Reads, []string{"items/2"}) {
+		t.Errorf("after the caller wrote into a report's Reads, the query reads %q", again[1].Reads)
+	}
 }
 
 // TestObserverRerunOfEverythingHasNoKeys: a re-run that a change of
