@@ -213,6 +213,51 @@ func TestDebugPageStream(t *testing.T) {
 	}
 }
 
+// plainWriter is the writer of a handler in front of the debug page that
+// hides everything but http.ResponseWriter's own methods.
+type plainWriter struct{ http.ResponseWriter }
+
+// TestDebugPageStreamThatCannotFlush: behind a handler whose writer hides
+// http.Flusher, the stream's first event reached the page only when the
+// stream ended, at once, and the page reconnected for ever, showing
+// nothing. It is refused with 501, which EventSource does not retry, and
+// a writer that unwraps to one that flushes still streams.
+func TestDebugPageStreamThatCannotFlush(t *testing.T) {
+	a, _ := newDebugServer(t)
+	h := newDebugHandler(a, 5*time.Millisecond, time.Hour)
+	hidden := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(plainWriter{w}, r)
+	}))
+	defer hidden.Close()
+	res, body := get(t, hidden.URL, "text/event-stream")
+	if res.StatusCode != http.StatusNotImplemented || !strings.Contains(body, "flushes") {
+		t.Errorf("a stream through a writer that cannot flush: %d %q, want 501 saying why", res.StatusCode, body)
+	}
+	if n := len(h.streams); n != 0 {
+		t.Errorf("%d streams held by a refused request", n)
+	}
+
+	unwrapped := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(unwrappingWriter{plainWriter{w}}, r)
+	}))
+	defer unwrapped.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	res, events := openStream(t, ctx, unwrapped.URL)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("a stream through a writer that unwraps to one that flushes: %d, want 200", res.StatusCode)
+	}
+	if name, _ := events.next(t); name != "live" {
+		t.Fatalf("first event %q, want live", name)
+	}
+}
+
+// unwrappingWriter hides its writer's methods but offers it by Unwrap, as
+// http.ResponseController expects of a middleware's writer.
+type unwrappingWriter struct{ plainWriter }
+
+func (w unwrappingWriter) Unwrap() http.ResponseWriter { return w.plainWriter.ResponseWriter }
+
 func TestSSEEvent(t *testing.T) {
 	for _, tc := range []struct{ data, want string }{
 		{"", "event: live\n\n"},

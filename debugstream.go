@@ -12,6 +12,14 @@ import (
 // and returns when the request ends or a write fails or takes longer than
 // writeTimeout.
 func (h *debugHandler) stream(w http.ResponseWriter, req *http.Request) {
+	if !canFlush(w) {
+		// Unflushed, the first event would reach the page only as the
+		// stream ended, and the page would reconnect for ever. A status
+		// that is not 200 makes EventSource give up instead.
+		h.a.logger.Error("adapter: the debug page's stream needs a ResponseWriter that flushes; a handler in front of it hides http.Flusher (give its writer an Unwrap method)")
+		http.Error(w, "live updates need a ResponseWriter that flushes: a handler in front of this page hides http.Flusher", http.StatusNotImplemented)
+		return
+	}
 	select {
 	case h.streams <- struct{}{}:
 		defer func() { <-h.streams }()
@@ -77,4 +85,19 @@ func sseEvent(name string, data []byte) []byte {
 	}
 	b.WriteByte('\n')
 	return b.Bytes()
+}
+
+// canFlush reports whether http.ResponseController can flush w: whether w,
+// or a writer its Unwrap methods lead to, flushes.
+func canFlush(w http.ResponseWriter) bool {
+	for {
+		switch t := w.(type) {
+		case interface{ FlushError() error }, http.Flusher:
+			return true
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return false
+		}
+	}
 }
