@@ -68,10 +68,13 @@ const (
 // limit (an enormous id) is cut down to the table key.
 //
 // to_jsonb(row) ->> column reads the id without knowing its type or
-// building dynamic SQL.
+// building dynamic SQL. The function sets its own search_path: it runs
+// with the privileges of whoever writes, and with the writer's path a
+// schema listed before pg_catalog could put its own pg_notify or to_jsonb
+// in the place of the built-ins.
 var triggerFunctionSQL = `
 CREATE OR REPLACE FUNCTION ` + triggerFunction + `() RETURNS trigger
-LANGUAGE plpgsql AS $pgfeed$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgfeed$
 DECLARE
 	channel   text := TG_ARGV[0];
 	table_key text := TG_ARGV[1];

@@ -93,6 +93,36 @@ func TestInstallTriggersOnOtherChannel(t *testing.T) {
 	def.sink.expectNothing(t)
 }
 
+// TestTriggerFunctionIgnoresTheWritersSearchPath: the trigger function
+// runs with the search_path of whoever writes. A writer whose path puts a
+// schema before pg_catalog (one a less trusted role can create functions
+// in) made it call that schema's pg_notify, with the writer's privileges:
+// the classic trigger hijack. The function pins its own search_path, so
+// the built-in runs and the change is heard.
+func TestTriggerFunctionIgnoresTheWritersSearchPath(t *testing.T) {
+	url := pgtest.StartShared(t)
+	sql := connect(t, url)
+	exec(t, sql, `CREATE TABLE t (id int)`)
+	if err := pgfeed.InstallTriggers(context.Background(), sql, "", pgfeed.TableSpec{Table: "t", IDColumn: "id"}); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, sql, `CREATE SCHEMA hijack`)
+	exec(t, sql, `CREATE TABLE hijack.calls (payload text)`)
+	exec(t, sql, `CREATE FUNCTION hijack.pg_notify(text, text) RETURNS void LANGUAGE sql AS $$ INSERT INTO hijack.calls VALUES ($2) $$`)
+	f := startFeed(t, url)
+
+	exec(t, sql, `SET search_path = hijack, pg_catalog, public`)
+	exec(t, sql, `INSERT INTO public.t VALUES (7)`)
+	f.sink.expect(t, "t", "t/7")
+	var calls int
+	if err := sql.QueryRow(context.Background(), `SELECT count(*) FROM hijack.calls`).Scan(&calls); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 0 {
+		t.Errorf("the trigger called the writer's search_path's pg_notify %d times", calls)
+	}
+}
+
 func TestInstallTriggersErrors(t *testing.T) {
 	url := pgtest.StartShared(t)
 	sql := connect(t, url)
