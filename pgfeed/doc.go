@@ -50,7 +50,9 @@
 // is widened to its tables ("customers/12", "customers/13" become
 // "customers"), which re-runs more but misses nothing, and if the tables
 // alone do not fit they are sent as several notifications in one
-// transaction. The triggers fall back to the table key in the same way.
+// transaction; a table key too long for any notification is sent as the
+// empty payload, which re-runs everything. The triggers fall back to the
+// table key in the same way.
 //
 // # Failures
 //

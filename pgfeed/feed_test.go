@@ -35,6 +35,16 @@ func TestPublishReachesOthersNotItself(t *testing.T) {
 	}
 }
 
+// TestPublishOfAKeyTooLongForANotification: Publish failed for a table
+// key over NOTIFY's limit, and the other instances missed the change. They
+// re-run everything instead.
+func TestPublishOfAKeyTooLongForANotification(t *testing.T) {
+	url := pgtest.StartShared(t)
+	a, b := startFeed(t, url), startFeed(t, url)
+	publish(t, b.Feed, "orders", strings.Repeat("t", 8000))
+	a.sink.expectAll(t)
+}
+
 func TestPayloadsFromElsewhere(t *testing.T) {
 	url := pgtest.StartShared(t)
 	a := startFeed(t, url, pgfeed.WithInstanceID("a"))

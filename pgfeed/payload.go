@@ -30,14 +30,16 @@ type payload struct {
 // JSON strings are UTF-8: a key that is not would arrive with its bad bytes
 // turned into U+FFFD, a key no query read. So it goes as its table, and
 // when the table is not UTF-8 either, as the empty payload, which makes
-// every instance (this one too) re-run everything.
-func encodePayloads(instance string, keys []string, limit int) ([]string, error) {
+// every instance (this one too) re-run everything. A table key too long for
+// any notification goes as the empty payload too: failing the publish
+// would leave the other instances without the change.
+func encodePayloads(instance string, keys []string, limit int) []string {
 	keys = dedupe(keys) // a copy: the caller's keys stay as they are
 	widened := false
 	for i, k := range keys {
 		if !utf8.ValidString(k) {
 			if keys[i] = wider(k); !utf8.ValidString(keys[i]) {
-				return []string{""}, nil
+				return []string{""}
 			}
 			widened = true
 		}
@@ -46,7 +48,7 @@ func encodePayloads(instance string, keys []string, limit int) ([]string, error)
 		keys = dedupe(keys)
 	}
 	if p := marshal(instance, keys); len(p) <= limit {
-		return []string{p}, nil
+		return []string{p}
 	}
 	tables := make([]string, len(keys))
 	for i, k := range keys {
@@ -54,13 +56,14 @@ func encodePayloads(instance string, keys []string, limit int) ([]string, error)
 	}
 	tables = dedupe(tables)
 	if p := marshal(instance, tables); len(p) <= limit {
-		return []string{p}, nil
+		return []string{p}
 	}
 	return split(instance, tables, limit)
 }
 
-// split packs keys greedily into payloads of at most limit bytes.
-func split(instance string, keys []string, limit int) ([]string, error) {
+// split packs keys greedily into payloads of at most limit bytes: the
+// empty payload, everything, when a key does not fit in one by itself.
+func split(instance string, keys []string, limit int) []string {
 	base := len(marshal(instance, []string{})) // {"i":"…","k":[]}
 	var out []string
 	var chunk []string
@@ -69,7 +72,7 @@ func split(instance string, keys []string, limit int) ([]string, error) {
 		quoted, _ := json.Marshal(k) // a string always marshals
 		n := len(quoted)
 		if base+n > limit {
-			return nil, fmt.Errorf("key %.40q… is too long for a notification (%d bytes)", k, n)
+			return []string{""}
 		}
 		if len(chunk) > 0 {
 			n++ // the comma
@@ -85,7 +88,7 @@ func split(instance string, keys []string, limit int) ([]string, error) {
 	if len(chunk) > 0 {
 		out = append(out, marshal(instance, chunk))
 	}
-	return out, nil
+	return out
 }
 
 func marshal(instance string, keys []string) string {

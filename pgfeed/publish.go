@@ -37,10 +37,7 @@ func (f *Feed) Publish(ctx context.Context, keys []string) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	payloads, err := encodePayloads(f.cfg.instance, keys, maxPayload)
-	if err != nil {
-		return f.publishFailed(fmt.Errorf("pgfeed: publish: %w", err))
-	}
+	payloads := encodePayloads(f.cfg.instance, keys, maxPayload)
 	ctx, cancel := context.WithTimeout(ctx, f.cfg.publishTimeout)
 	defer cancel()
 	select {
