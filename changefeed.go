@@ -26,6 +26,22 @@ type ChangeFeed interface {
 	Publish(ctx context.Context, keys []string) error
 }
 
+// A ChangeFeedAll is a ChangeFeed that can also tell the other instances
+// that anything may have changed. The adapter uses it when local changes
+// pile up while a Publish is slow, more distinct keys than it keeps
+// (10,000) even once row keys are widened to their tables: the keys waiting
+// are then given up for one PublishAll, so that memory stays bounded
+// however many distinct keys are written. A feed that is only a ChangeFeed
+// gets every key, however many. pgfeed.Feed is a ChangeFeedAll.
+type ChangeFeedAll interface {
+	ChangeFeed
+	// PublishAll is Publish of every key there is: each other instance
+	// re-runs all its live queries, as after ChangeSink.ChangedAll. The
+	// adapter calls it as it calls Publish: from its goroutine, one call
+	// at a time, with the same backstop.
+	PublishAll(ctx context.Context) error
+}
+
 // A ChangeSink receives the changes a ChangeFeed hears from elsewhere.
 type ChangeSink interface {
 	// Changed reports that the data behind keys changed.

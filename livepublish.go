@@ -17,8 +17,10 @@ import (
 // the row keys are widened to their tables ("customers/12" to "customers"),
 // which re-runs more on the other instances but never less, so memory stays
 // bounded by the tables written to, however long the feed is down. Keys
-// that name no row (tables, "/12") cannot widen: each must still reach the
-// other instances, so they are kept, however many.
+// that name no row (tables, "/12") cannot widen: beyond the bound they are
+// given up for one PublishAll when the feed is a ChangeFeedAll, and kept,
+// however many, when it is not, since each must still reach the other
+// instances.
 type publisher struct {
 	feed   ChangeFeed
 	logger *slog.Logger
@@ -28,6 +30,9 @@ type publisher struct {
 
 	mu      sync.Mutex
 	pending map[string]struct{}
+	// all: the pending keys were given up for one PublishAll, which covers
+	// them and every key that comes until it is sent.
+	all bool
 	// widenAt is the size of pending beyond which it is widened: 0 means
 	// maxPendingKeys. Widening may leave it as large (keys that name only a
 	// table do not widen); the next widening then waits until it has
@@ -54,6 +59,9 @@ func (p *publisher) publish(keys []string) {
 	if p.closed {
 		return
 	}
+	if p.all {
+		return // the PublishAll waiting covers them; the goroutine runs
+	}
 	if p.pending == nil {
 		p.pending = make(map[string]struct{}, len(keys))
 	}
@@ -71,8 +79,11 @@ func (p *publisher) publish(keys []string) {
 	if len(p.pending) > max(p.widenAt, maxPendingKeys) {
 		p.widenLocked()
 		p.widenAt = 2 * len(p.pending)
+		if _, canAll := p.feed.(ChangeFeedAll); canAll && len(p.pending) > maxPendingKeys {
+			p.all, p.pending, p.widenAt = true, nil, 0
+		}
 	}
-	if !p.running && len(p.pending) > 0 {
+	if !p.running && (p.all || len(p.pending) > 0) {
 		p.running = true
 		go p.run()
 	}
@@ -97,6 +108,14 @@ func (p *publisher) widenLocked() {
 func (p *publisher) run() {
 	for {
 		p.mu.Lock()
+		if p.all {
+			p.all = false
+			p.mu.Unlock()
+			if err := p.sendAll(); err != nil {
+				p.logger.Error("adapter: publishing a change of everything to the change feed failed", "error", err)
+			}
+			continue
+		}
 		if len(p.pending) == 0 {
 			p.running = false
 			p.mu.Unlock()
@@ -123,6 +142,14 @@ func (p *publisher) send(keys []string) (err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
 	defer cancel()
 	return p.feed.Publish(ctx, keys)
+}
+
+// sendAll is one call of PublishAll, as send is of Publish.
+func (p *publisher) sendAll() (err error) {
+	defer recoverUserPanic(p.logger, "ChangeFeedAll.PublishAll", "publishing to the change feed", &err)
+	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
+	defer cancel()
+	return p.feed.(ChangeFeedAll).PublishAll(ctx)
 }
 
 // busy reports whether keys are pending or being published.

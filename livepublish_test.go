@@ -148,6 +148,49 @@ func TestWideningAFloodOfTablesIsNotQuadratic(t *testing.T) {
 	}
 }
 
+// allFeed is a blockingFeed that can also publish everything: a
+// ChangeFeedAll. Its PublishAll records a nil batch.
+type allFeed struct{ *blockingFeed }
+
+func (f allFeed) PublishAll(ctx context.Context) error { return f.Publish(ctx, nil) }
+
+// TestAFloodOfTablesBecomesOnePublishAll: with a feed that can say
+// "everything changed", the keys that cannot widen (tables) are given up,
+// past the bound, for one PublishAll, which covers them and every key that
+// comes until it is sent: the pending set no longer grows with the flood.
+// Keys that come after the PublishAll was sent go in a batch of their own.
+func TestAFloodOfTablesBecomesOnePublishAll(t *testing.T) {
+	feed := allFeed{newBlockingFeed()}
+	a := Wrap(server.NewMCPServer("t", "1"), WithChangeFeed(feed))
+	a.Changed("customers/1")
+	<-feed.started // the keys below pile up
+
+	for i := range 3 * maxPendingKeys {
+		a.Changed(fmt.Sprintf("t%d", i))
+	}
+	p := a.live.pub
+	p.mu.Lock()
+	all, pending := p.all, len(p.pending)
+	p.mu.Unlock()
+	if !all || pending > maxPendingKeys {
+		t.Fatalf("after %d distinct tables: all %v, %d keys pending; want one PublishAll waiting and at most %d keys", 3*maxPendingKeys, all, pending, maxPendingKeys)
+	}
+
+	feed.release <- struct{}{} // the first Publish returns
+	<-feed.started             // PublishAll, hanging in its turn
+	a.Changed("late")          // after PublishAll was sent: a batch of its own
+	close(feed.release)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := feed.published()
+	if len(got) != 3 || got[1] != nil || !slices.Equal(got[2], []string{"late"}) {
+		t.Fatalf("published %d batches %.60q; want [customers/1], PublishAll (nil), [late]", len(got), got)
+	}
+}
+
 // TestCloseFlushesThePublisher: keys handed to the feed before Close are
 // published before Close returns.
 func TestCloseFlushesThePublisher(t *testing.T) {
@@ -211,5 +254,36 @@ func TestPublishThatPanicsFailsAlone(t *testing.T) {
 	defer feed.mu.Unlock()
 	if len(feed.got) != 1 || !slices.Equal(feed.got[0], []string{"customers/2"}) {
 		t.Errorf("published after the panic: %v, want [[customers/2]]", feed.got)
+	}
+}
+
+// panickyAllFeed is a blockingFeed whose PublishAll panics.
+type panickyAllFeed struct{ *blockingFeed }
+
+func (panickyAllFeed) PublishAll(context.Context) error { panic("feed bug") }
+
+// TestPublishAllThatPanicsFailsAlone: a PublishAll that panics fails, logged,
+// as a Publish that panics does; the publisher goes on with later keys.
+func TestPublishAllThatPanicsFailsAlone(t *testing.T) {
+	feed := panickyAllFeed{newBlockingFeed()}
+	a := Wrap(server.NewMCPServer("t", "1"), WithChangeFeed(feed), WithLogger(slog.New(slog.DiscardHandler)))
+	a.Changed("customers/1")
+	<-feed.started
+	for i := range 2 * maxPendingKeys {
+		a.Changed(fmt.Sprintf("t%d", i))
+	}
+	close(feed.release) // then PublishAll panics
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.Changed("late")
+	if err := a.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := feed.published()
+	if len(got) != 2 || !slices.Equal(got[1], []string{"late"}) {
+		t.Fatalf("published %.60q; want [customers/1] and, after the panic, [late]", got)
 	}
 }

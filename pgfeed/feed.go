@@ -45,7 +45,7 @@ type Feed struct {
 	pings  atomic.Int64 // liveness checks of the idle connection, for tests
 }
 
-var _ adapter.ChangeFeed = (*Feed)(nil)
+var _ adapter.ChangeFeedAll = (*Feed)(nil)
 
 // ErrClosed is returned by Publish after Close.
 var ErrClosed = errors.New("pgfeed: feed closed")

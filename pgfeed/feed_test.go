@@ -45,6 +45,21 @@ func TestPublishOfAKeyTooLongForANotification(t *testing.T) {
 	a.sink.expectAll(t)
 }
 
+// TestPublishAll: every instance, the publisher's own included (the empty
+// payload names no instance to skip), hears that anything may have changed.
+func TestPublishAll(t *testing.T) {
+	url := pgtest.StartShared(t)
+	a, b := startFeed(t, url), startFeed(t, url)
+	if err := b.PublishAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	a.sink.expectAll(t)
+	b.sink.expectAll(t)
+	if h := b.Health(); h.Published != 1 {
+		t.Errorf("B's health = %+v, want 1 published", h)
+	}
+}
+
 func TestPayloadsFromElsewhere(t *testing.T) {
 	url := pgtest.StartShared(t)
 	a := startFeed(t, url, pgfeed.WithInstanceID("a"))

@@ -37,7 +37,25 @@ func (f *Feed) Publish(ctx context.Context, keys []string) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	payloads := encodePayloads(f.cfg.instance, keys, maxPayload)
+	return f.notify(ctx, encodePayloads(f.cfg.instance, keys, maxPayload), fmt.Sprintf("%d key(s)", len(keys)))
+}
+
+// PublishAll implements adapter.ChangeFeedAll: it tells every instance that
+// anything may have changed, with the empty payload, which makes each
+// re-run all its live queries (this instance's Run too: the empty payload
+// names no instance to skip). The adapter calls it when local changes pile
+// up beyond what it keeps while a Publish is slow. It is sent as Publish's
+// notifications are, with the same connection, turns and timeout.
+func (f *Feed) PublishAll(ctx context.Context) error {
+	if f.cfgErr != nil {
+		return f.cfgErr
+	}
+	return f.notify(ctx, []string{""}, "everything")
+}
+
+// notify sends payloads on the feed's channel, in one statement, for
+// Publish and PublishAll; what names what they carry, for errors.
+func (f *Feed) notify(ctx context.Context, payloads []string, what string) error {
 	ctx, cancel := context.WithTimeout(ctx, f.cfg.publishTimeout)
 	defer cancel()
 	select {
@@ -78,7 +96,7 @@ func (f *Feed) Publish(ctx context.Context, keys []string) error {
 		f.drop(f.pubConn.PgConn())
 		f.pubConn = nil
 		if fresh || ctx.Err() != nil {
-			return f.publishFailed(fmt.Errorf("pgfeed: publish %d key(s) on channel %q: %w", len(keys), f.cfg.channel, err))
+			return f.publishFailed(fmt.Errorf("pgfeed: publish %s on channel %q: %w", what, f.cfg.channel, err))
 		}
 	}
 	f.health.update(func(h *Health) { h.Published += int64(len(payloads)) })
