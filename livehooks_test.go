@@ -14,7 +14,11 @@ import (
 
 // JSON may escape the method's slash; mcp-go decodes it to the same
 // method, so the adapter must see the subscription all the same.
-func TestLegacySubscribeWithAnEscapedMethod(t *testing.T) {
+// legacyFollower is an adapter with one live command, follow
+// (app://follow/{k}), and a send function that hands raw messages to it on
+// an initialized legacy session and returns the answer as JSON.
+func legacyFollower(t *testing.T) (*adapter.Adapter, func(raw string) string) {
+	t.Helper()
 	type args struct {
 		K string `json:"k"`
 	}
@@ -25,7 +29,7 @@ func TestLegacySubscribeWithAnEscapedMethod(t *testing.T) {
 	if err := srv.RegisterSession(context.Background(), sess); err != nil {
 		t.Fatal(err)
 	}
-	defer srv.UnregisterSession(context.Background(), "s1")
+	t.Cleanup(func() { srv.UnregisterSession(context.Background(), "s1") })
 	ctx := srv.WithContext(context.Background(), sess)
 	send := func(raw string) string {
 		b, _ := json.Marshal(a.HandleMessage(ctx, json.RawMessage(raw)))
@@ -33,7 +37,11 @@ func TestLegacySubscribeWithAnEscapedMethod(t *testing.T) {
 	}
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return a, send
+}
 
+func TestLegacySubscribeWithAnEscapedMethod(t *testing.T) {
+	a, send := legacyFollower(t)
 	bad := send(`{"jsonrpc":"2.0","id":2,"method":"resources\u002fsubscribe","params":{"uri":"app://follow"}}`)
 	if !strings.Contains(bad, `"code":-32002`) {
 		t.Errorf("a malformed URI with an escaped method: %s, want resource-not-found", bad)
@@ -50,25 +58,7 @@ func TestLegacySubscribeWithAnEscapedMethod(t *testing.T) {
 // notifications that never came. It is invalid params now, naming _meta,
 // and makes nothing; an absent, null or empty _meta subscribes.
 func TestLegacySubscribeWithAMalformedMeta(t *testing.T) {
-	type args struct {
-		K string `json:"k"`
-	}
-	srv := server.NewMCPServer("t", "1")
-	a := adapter.Wrap(srv)
-	adapter.Live(a, "follow", "", func(_ context.Context, args args) (string, error) { return args.K, nil })
-	sess := server.NewInProcessSession("s1", nil)
-	if err := srv.RegisterSession(context.Background(), sess); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.UnregisterSession(context.Background(), "s1")
-	ctx := srv.WithContext(context.Background(), sess)
-	send := func(raw string) string {
-		b, _ := json.Marshal(a.HandleMessage(ctx, json.RawMessage(raw)))
-		return string(b)
-	}
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-
+	a, send := legacyFollower(t)
 	for i, meta := range []string{`5`, `"x"`, `[1]`, `true`, `{"progressToken":`} {
 		got := send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(10+i) + `,"method":"resources/subscribe","params":{"uri":"app://follow/x","_meta":` + meta + `}}`)
 		if meta == `{"progressToken":` {

@@ -46,6 +46,26 @@ func (f *blockingFeed) published() [][]string {
 	return slices.Clone(f.batches)
 }
 
+// pilingUp wraps a server with feed, whose Publish hangs until released,
+// and changes one key: its Publish starts and hangs, and the keys of the
+// changes after it pile up.
+func pilingUp(feed ChangeFeed, started <-chan struct{}, opts ...Option) *Adapter {
+	a := Wrap(server.NewMCPServer("t", "1"), append([]Option{WithChangeFeed(feed)}, opts...)...)
+	a.Changed("customers/1")
+	<-started
+	return a
+}
+
+// closeWithin closes a within 10 s, failing the test if it cannot.
+func closeWithin(t *testing.T, a *Adapter) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestChangedDoesNotWaitForTheFeed: while the feed's Publish hangs, Changed
 // keeps returning; what piles up coalesces, and beyond the bound row keys
 // widen to their tables, so the next batch is small; WaitIdle and Close
@@ -93,9 +113,7 @@ func TestChangedDoesNotWaitForTheFeed(t *testing.T) {
 // change would reach no other instance.
 func TestWideningKeepsKeysWithoutTable(t *testing.T) {
 	feed := newBlockingFeed()
-	a := Wrap(server.NewMCPServer("t", "1"), WithChangeFeed(feed))
-	a.Changed("customers/1")
-	<-feed.started // the keys below pile up
+	a := pilingUp(feed, feed.started)
 
 	a.Changed("/x")
 	for i := range 2 * maxPendingKeys {
@@ -103,11 +121,7 @@ func TestWideningKeepsKeysWithoutTable(t *testing.T) {
 	}
 	a.Changed("/y") // after the widening
 	close(feed.release)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := a.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	closeWithin(t, a)
 	got := feed.published()
 	if last := got[len(got)-1]; len(got) != 2 || !slices.Equal(last, []string{"/x", "/y", "customers"}) {
 		t.Fatalf("published %d batches, the last of %d keys beginning %q; want the rest as [/x /y customers]", len(got), len(last), last[:min(len(last), 3)])
@@ -121,9 +135,7 @@ func TestWideningKeepsKeysWithoutTable(t *testing.T) {
 // each widening instead. Every key is still published.
 func TestWideningAFloodOfTablesIsNotQuadratic(t *testing.T) {
 	feed := newBlockingFeed()
-	a := Wrap(server.NewMCPServer("t", "1"), WithChangeFeed(feed))
-	a.Changed("customers/1")
-	<-feed.started // the keys below pile up
+	a := pilingUp(feed, feed.started)
 
 	const tables = 2 * maxPendingKeys
 	for i := range tables {
@@ -137,11 +149,7 @@ func TestWideningAFloodOfTablesIsNotQuadratic(t *testing.T) {
 		t.Errorf("%d distinct tables widened the pending set %d times, want once (then at twice its size)", tables, widenings)
 	}
 	close(feed.release)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := a.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	closeWithin(t, a)
 	got := feed.published()
 	if len(got) != 2 || len(got[1]) != tables {
 		t.Fatalf("published %d batches, the last of %d keys; want the %d tables in one", len(got), len(got[len(got)-1]), tables)
@@ -161,9 +169,7 @@ func (f allFeed) PublishAll(ctx context.Context) error { return f.Publish(ctx, n
 // Keys that come after the PublishAll was sent go in a batch of their own.
 func TestAFloodOfTablesBecomesOnePublishAll(t *testing.T) {
 	feed := allFeed{newBlockingFeed()}
-	a := Wrap(server.NewMCPServer("t", "1"), WithChangeFeed(feed))
-	a.Changed("customers/1")
-	<-feed.started // the keys below pile up
+	a := pilingUp(feed, feed.started)
 
 	for i := range 3 * maxPendingKeys {
 		a.Changed(fmt.Sprintf("t%d", i))
@@ -180,11 +186,7 @@ func TestAFloodOfTablesBecomesOnePublishAll(t *testing.T) {
 	<-feed.started             // PublishAll, hanging in its turn
 	a.Changed("late")          // after PublishAll was sent: a batch of its own
 	close(feed.release)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := a.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	closeWithin(t, a)
 	got := feed.published()
 	if len(got) != 3 || got[1] != nil || !slices.Equal(got[2], []string{"late"}) {
 		t.Fatalf("published %d batches %.60q; want [customers/1], PublishAll (nil), [late]", len(got), got)
@@ -199,11 +201,7 @@ func TestCloseFlushesThePublisher(t *testing.T) {
 	a := Wrap(server.NewMCPServer("t", "1"), WithChangeFeed(feed))
 	a.Changed("customers/1")
 	a.Changed("customers/2")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := a.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	closeWithin(t, a)
 	var keys []string
 	for _, b := range feed.published() {
 		keys = append(keys, b...)
@@ -266,9 +264,7 @@ func (panickyAllFeed) PublishAll(context.Context) error { panic("feed bug") }
 // as a Publish that panics does; the publisher goes on with later keys.
 func TestPublishAllThatPanicsFailsAlone(t *testing.T) {
 	feed := panickyAllFeed{newBlockingFeed()}
-	a := Wrap(server.NewMCPServer("t", "1"), WithChangeFeed(feed), WithLogger(slog.New(slog.DiscardHandler)))
-	a.Changed("customers/1")
-	<-feed.started
+	a := pilingUp(feed, feed.started, WithLogger(slog.New(slog.DiscardHandler)))
 	for i := range 2 * maxPendingKeys {
 		a.Changed(fmt.Sprintf("t%d", i))
 	}
