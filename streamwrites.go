@@ -8,9 +8,10 @@ import (
 	"time"
 )
 
-// streamWrites lets Close cut short the writes into a long-lived response
-// (a legacy GET stream, a subscriptions/listen event stream) whose client
-// stopped reading, without waiting for the lock the blocked write holds:
+// streamWrites bounds each write into a response by a write deadline (do),
+// and lets Close cut short the writes into a long-lived one (a legacy GET
+// stream, a subscriptions/listen event stream) whose client stopped
+// reading, without waiting for the lock the blocked write holds:
 // abort sets a past write deadline on the write under way, and every write
 // after it refuses; hurry shortens the deadline of the write under way,
 // and of those after it, to a grace.
