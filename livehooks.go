@@ -146,13 +146,20 @@ func (a *Adapter) subscribeHook(ctx context.Context, id any, message any) error 
 }
 
 // subscribeMeta decodes the _meta of a resources/subscribe: absent or null
-// is none; anything but an object is invalid params, named.
+// is none; anything but an object is invalid params, named. An object
+// that mcp.Meta cannot decode (a number past float64 anywhere in it) is
+// none as well: mcp-go reads the request's era through mcp.Meta, finds no
+// _meta, and serves it as a legacy request, with success.
 func subscribeMeta(raw json.RawMessage) (*mcp.Meta, *rpcError) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
 	var meta *mcp.Meta
 	if json.Unmarshal(raw, &meta) != nil {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) == nil {
+			return nil, nil
+		}
 		fe := FieldError{Field: "_meta", Message: "must be an object"}
 		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fe.Error(), Data: &ValidationError{Errors: []FieldError{fe}}}
 	}

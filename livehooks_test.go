@@ -82,3 +82,35 @@ func TestLegacySubscribeWithAMalformedMeta(t *testing.T) {
 		}
 	}
 }
+
+// A resources/subscribe whose _meta is an object that mcp.Meta cannot
+// decode (a number past float64, anywhere in it) is still an object: mcp-go
+// reads it as no _meta at all, a legacy request, and answers success. It
+// was refused as "_meta must be an object"; it subscribes.
+func TestLegacySubscribeWithAnUndecodableMetaObject(t *testing.T) {
+	type args struct {
+		K string `json:"k"`
+	}
+	srv := server.NewMCPServer("t", "1")
+	a := adapter.Wrap(srv)
+	adapter.Live(a, "follow", "", func(_ context.Context, args args) (string, error) { return args.K, nil })
+	sess := server.NewInProcessSession("s1", nil)
+	if err := srv.RegisterSession(context.Background(), sess); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.UnregisterSession(context.Background(), "s1")
+	ctx := srv.WithContext(context.Background(), sess)
+	send := func(raw string) string {
+		b, _ := json.Marshal(a.HandleMessage(ctx, json.RawMessage(raw)))
+		return string(b)
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+
+	for i, meta := range []string{`{"progressToken":1e400}`, ` {"x":{"y":[-1e999]}}`} {
+		got := send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(10+i) + `,"method":"resources/subscribe","params":{"uri":"app://follow/x` + strconv.Itoa(i) + `","_meta":` + meta + `}}`)
+		if !strings.Contains(got, `"result":{}`) || a.LiveStats().Subscriptions != i+1 {
+			t.Errorf("_meta %s: %s with %d subscriptions, want subscribed", meta, got, a.LiveStats().Subscriptions)
+		}
+	}
+}
