@@ -51,8 +51,10 @@
 // "customers"), which re-runs more but misses nothing, and if the tables
 // alone do not fit they are sent as several notifications in one
 // transaction; a table key too long for any notification is sent as the
-// empty payload, which re-runs everything. The triggers fall back to the
-// table key in the same way.
+// empty payload, which re-runs everything on every instance, the
+// publisher's included. The triggers fall back to the table key when a
+// row's id makes the payload too long (InstallTriggers refuses a table key
+// too long for a notification).
 //
 // # Failures
 //

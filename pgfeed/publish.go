@@ -15,7 +15,10 @@ const notifySQL = "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p"
 // keys changed, with pg_notify on the feed's channel. This instance's own Run
 // skips the notification. Key lists too long for one notification are
 // widened to their tables, and split if need be (see the package
-// documentation).
+// documentation). A table key too long for any notification, or one that
+// is not valid UTF-8, is sent as the empty payload instead, which names no
+// instance: every instance re-runs all its live queries, this one's Run
+// too.
 //
 // Publish does not go through Run's connection, which is blocked waiting
 // for notifications. It uses one connection of its own, opened on first use
