@@ -12,8 +12,6 @@ import (
 	"github.com/mcplive/adapter"
 )
 
-// JSON may escape the method's slash; mcp-go decodes it to the same
-// method, so the adapter must see the subscription all the same.
 // legacyFollower is an adapter with one live command, follow
 // (app://follow/{k}), and a send function that hands raw messages to it on
 // an initialized legacy session and returns the answer as JSON.
@@ -40,6 +38,8 @@ func legacyFollower(t *testing.T) (*adapter.Adapter, func(raw string) string) {
 	return a, send
 }
 
+// JSON may escape the method's slash; mcp-go decodes it to the same
+// method, so the adapter must see the subscription all the same.
 func TestLegacySubscribeWithAnEscapedMethod(t *testing.T) {
 	a, send := legacyFollower(t)
 	bad := send(`{"jsonrpc":"2.0","id":2,"method":"resources\u002fsubscribe","params":{"uri":"app://follow"}}`)
@@ -88,25 +88,7 @@ func TestLegacySubscribeWithAMalformedMeta(t *testing.T) {
 // reads it as no _meta at all, a legacy request, and answers success. It
 // was refused as "_meta must be an object"; it subscribes.
 func TestLegacySubscribeWithAnUndecodableMetaObject(t *testing.T) {
-	type args struct {
-		K string `json:"k"`
-	}
-	srv := server.NewMCPServer("t", "1")
-	a := adapter.Wrap(srv)
-	adapter.Live(a, "follow", "", func(_ context.Context, args args) (string, error) { return args.K, nil })
-	sess := server.NewInProcessSession("s1", nil)
-	if err := srv.RegisterSession(context.Background(), sess); err != nil {
-		t.Fatal(err)
-	}
-	defer srv.UnregisterSession(context.Background(), "s1")
-	ctx := srv.WithContext(context.Background(), sess)
-	send := func(raw string) string {
-		b, _ := json.Marshal(a.HandleMessage(ctx, json.RawMessage(raw)))
-		return string(b)
-	}
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-
+	a, send := legacyFollower(t)
 	for i, meta := range []string{`{"progressToken":1e400}`, ` {"x":{"y":[-1e999]}}`} {
 		got := send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(10+i) + `,"method":"resources/subscribe","params":{"uri":"app://follow/x` + strconv.Itoa(i) + `","_meta":` + meta + `}}`)
 		if !strings.Contains(got, `"result":{}`) || a.LiveStats().Subscriptions != i+1 {
