@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/mcplive/adapter/internal/draw"
 )
 
 // The digest is of a result's JSON (livedigest.go), made by the walk of
@@ -192,63 +194,63 @@ func flat(v dRich) dFlat {
 	return f
 }
 
-func drawFloatPtr(c *choices) *float64 {
-	if !c.bool() {
+func drawFloatPtr(c *draw.Choices) *float64 {
+	if !c.Bool() {
 		return nil
 	}
-	f := pick(c, []float64{0, math.Copysign(0, -1), 1.5, 1e300})
+	f := draw.Pick(c, []float64{0, math.Copysign(0, -1), 1.5, 1e300})
 	return &f
 }
 
-func drawInner(c *choices) dInner {
+func drawInner(c *draw.Choices) dInner {
 	return dInner{
-		A: c.intRange(0, 2),
-		B: pick(c, []string{"", "x", "é", "\xff"}),
+		A: c.IntRange(0, 2),
+		B: draw.Pick(c, []string{"", "x", "é", "\xff"}),
 		C: drawFloatPtr(c),
 	}
 }
 
 var digestZones = []*time.Location{time.UTC, time.FixedZone("A", 3600), time.FixedZone("B", 3600)}
 
-func drawRich(c *choices) dRich {
+func drawRich(c *draw.Choices) dRich {
 	v := dRich{
-		dEmbedded: dEmbedded{E: c.bool()},
-		Name:      pick(c, []string{"", "ada", "ad", "a\"d"}),
-		Level:     dLevel(pick(c, []string{"", "x"})),
+		dEmbedded: dEmbedded{E: c.Bool()},
+		Name:      draw.Pick(c, []string{"", "ada", "ad", "a\"d"}),
+		Level:     dLevel(draw.Pick(c, []string{"", "x"})),
 		Inner:     drawInner(c),
-		When: time.Date(2026, 1, 2, 3, 4, 5, pick(c, []int{0, 1}), time.UTC).
-			In(pick(c, digestZones)),
-		Arr:  [2]uint8{uint8(c.intRange(0, 1)), 0},
-		F32:  pick(c, []float32{0, 0.1, 1 << 30}),
-		U:    uint16(c.intRange(0, 2)),
-		Skip: c.intRange(0, 2),
-		skip: c.intRange(0, 2),
+		When: time.Date(2026, 1, 2, 3, 4, 5, draw.Pick(c, []int{0, 1}), time.UTC).
+			In(draw.Pick(c, digestZones)),
+		Arr:  [2]uint8{uint8(c.IntRange(0, 1)), 0},
+		F32:  draw.Pick(c, []float32{0, 0.1, 1 << 30}),
+		U:    uint16(c.IntRange(0, 2)),
+		Skip: c.IntRange(0, 2),
+		skip: c.IntRange(0, 2),
 	}
-	if c.bool() {
-		v.dhidden = &dhidden{H: c.intRange(0, 1)}
+	if c.Bool() {
+		v.dhidden = &dhidden{H: c.IntRange(0, 1)}
 	}
-	switch c.intRange(0, 2) {
+	switch c.IntRange(0, 2) {
 	case 1:
 		v.Tags = []string{}
 	case 2:
-		v.Tags = pickN(c, []string{"", "a", "ab"}, 1, 3)
+		v.Tags = draw.PickN(c, []string{"", "a", "ab"}, 1, 3)
 	}
-	switch c.intRange(0, 2) {
+	switch c.IntRange(0, 2) {
 	case 1:
 		v.Bytes = []byte{}
 	case 2:
-		v.Bytes = []byte(pick(c, []string{"\x00", "ab"}))
+		v.Bytes = []byte(draw.Pick(c, []string{"\x00", "ab"}))
 	}
-	if c.bool() {
+	if c.Bool() {
 		in := drawInner(c)
 		v.Ptr = &in
 	}
-	for range c.intRange(0, 2) {
+	for range c.IntRange(0, 2) {
 		v.List = append(v.List, drawInner(c))
 	}
-	if c.bool() {
+	if c.Bool() {
 		v.Attrs = map[string]any{}
-		for _, k := range distinct(c, []string{"k", "l", "m"}, 0, 3) {
+		for _, k := range draw.Distinct(c, []string{"k", "l", "m"}, 0, 3) {
 			v.Attrs[k] = drawAny(c)
 		}
 	}
@@ -256,25 +258,25 @@ func drawRich(c *choices) dRich {
 	return v
 }
 
-func drawAny(c *choices) any {
-	switch c.intRange(0, 7) {
+func drawAny(c *draw.Choices) any {
+	switch c.IntRange(0, 7) {
 	case 0:
 		return nil
 	case 1:
-		return pick(c, []string{"", "1"})
+		return draw.Pick(c, []string{"", "1"})
 	case 2:
-		return c.intRange(0, 1)
+		return c.IntRange(0, 1)
 	case 3:
-		return float64(c.intRange(0, 1))
+		return float64(c.IntRange(0, 1))
 	case 4:
 		return drawInner(c)
 	case 5:
 		in := drawInner(c)
 		return dOther{X: in.A, Y: in.B, Z: in.C}
 	case 6:
-		return []any{c.bool()}
+		return []any{c.Bool()}
 	default:
-		return json.RawMessage(pick(c, []string{`1`, `"1"`, `{"a": 1}`, `{"a":1}`}))
+		return json.RawMessage(draw.Pick(c, []string{`1`, `"1"`, `{"a": 1}`, `{"a":1}`}))
 	}
 }
 
@@ -321,26 +323,26 @@ func cloneRich(v dRich) dRich {
 // decide.
 func TestDigestTellsApartWhatJSONTellsApart(t *testing.T) {
 	ds := newDigests()
-	forEachSeed(t, checks, func(t *testing.T, c *choices) { checkDigestTellsApart(t, c, ds) })
+	draw.ForEachSeed(t, checks, func(t *testing.T, c *draw.Choices) { checkDigestTellsApart(t, c, ds) })
 }
 
 func FuzzDigestTellsApartWhatJSONTellsApart(f *testing.F) {
 	f.Add([]byte{})
-	addRandomInputs(f, 4, 128)
+	draw.AddRandomInputs(f, 4, 128)
 	ds := newDigests()
-	f.Fuzz(func(t *testing.T, data []byte) { checkDigestTellsApart(t, fromBytes(data), ds) })
+	f.Fuzz(func(t *testing.T, data []byte) { checkDigestTellsApart(t, draw.FromBytes(data), ds) })
 }
 
 // checkDigestTellsApart checks one case of both digests, on a dRich and
 // on its dFlat: different JSON, different digests; the same JSON, the
 // same digest.
-func checkDigestTellsApart(t *testing.T, c *choices, ds *digests) {
+func checkDigestTellsApart(t *testing.T, c *draw.Choices, ds *digests) {
 	v1, other := drawRich(c), drawRich(c)
 	// v2 is v1 with one field, or the hidden one, from other: the
 	// digests must differ whenever the JSON does.
 	v2 := cloneRich(v1)
 	rv2, rother := reflect.ValueOf(&v2).Elem(), reflect.ValueOf(other)
-	if k := c.intRange(0, rv2.NumField()); k < rv2.NumField() && rv2.Field(k).CanSet() {
+	if k := c.IntRange(0, rv2.NumField()); k < rv2.NumField() && rv2.Field(k).CanSet() {
 		rv2.Field(k).Set(rother.Field(k))
 	} else {
 		v2.dhidden = other.dhidden

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcplive/adapter/internal/draw"
 	"github.com/mcplive/adapter/internal/leakcheck"
 )
 
@@ -266,27 +267,27 @@ func concurrentClientsCase(t *testing.T, seed uint64) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := seeded(seed*1000 + uint64(w) + 500)
+			c := draw.Seeded(seed*1000 + uint64(w) + 500)
 			for range steps {
-				id := c.intRange(1, nItems)
+				id := c.IntRange(1, nItems)
 				counter.Lock()
 				next++
 				v := fmt.Sprintf("v%d", next)
 				counter.Unlock()
-				if c.intn(6) == 0 {
+				if c.Intn(6) == 0 {
 					st.mu.Lock()
 					delete(st.items, id)
 					st.mu.Unlock()
 				} else {
 					st.set(id, v)
 				}
-				if c.bool() {
+				if c.Bool() {
 					a.Changed("items")
 				} else {
 					a.Changed(fmt.Sprintf("items/%d", id))
 				}
-				if c.intn(4) == 0 {
-					time.Sleep(time.Duration(c.intn(300)) * time.Microsecond)
+				if c.Intn(4) == 0 {
+					time.Sleep(time.Duration(c.Intn(300)) * time.Microsecond)
 				}
 			}
 		}()
@@ -304,7 +305,7 @@ func concurrentClientsCase(t *testing.T, seed uint64) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := seeded(seed*1000 + uint64(i))
+			c := draw.Seeded(seed*1000 + uint64(i))
 			gen := 0
 			cl := &client{f: newFakeClientNoT(t, a, fmt.Sprintf("c%d-%d", i, gen), 1000), streams: map[string]func(){}, subs: map[subKey]string{}}
 			readNotes := func() {
@@ -316,20 +317,20 @@ func concurrentClientsCase(t *testing.T, seed uint64) {
 				}
 			}
 			for range steps {
-				switch c.intn(8) {
+				switch c.Intn(8) {
 				case 0, 1:
-					uri := pick(c, uris)
+					uri := draw.Pick(c, uris)
 					k := subKey{uri: uri}
 					_, had := cl.subs[k]
 					if err := cl.f.subscribe(uri); err == nil && !had {
 						cl.subs[k] = current(uri)
 					}
 				case 2:
-					uri := pick(c, uris)
+					uri := draw.Pick(c, uris)
 					cl.f.unsubscribe(uri)
 					delete(cl.subs, subKey{uri: uri})
 				case 3:
-					us := distinct(c, uris, 1, 3)
+					us := draw.Distinct(c, uris, 1, 3)
 					acked, id, stop := cl.f.listenID(t, us...)
 					if len(acked) == 0 {
 						stop()
@@ -351,7 +352,7 @@ func concurrentClientsCase(t *testing.T, seed uint64) {
 						break
 					}
 				case 5:
-					if c.intn(4) == 0 {
+					if c.Intn(4) == 0 {
 						cl.f.close()
 						gen++
 						cl = &client{f: newFakeClientNoT(t, a, fmt.Sprintf("c%d-%d", i, gen), 1000), streams: map[string]func(){}, subs: map[subKey]string{}}

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcplive/adapter/internal/draw"
 )
 
 // The fixtures of the live tests: a tiny in-memory store, live commands on
@@ -521,3 +522,6 @@ func (f *fakeClient) close() {
 	f.wg.Wait()
 	f.a.Server().UnregisterSession(context.Background(), f.s.id)
 }
+
+// checks is how many seeded cases each randomized test runs.
+const checks = draw.Checks

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcplive/adapter/internal/draw"
 	"github.com/mcplive/adapter/internal/leakcheck"
 )
 
@@ -25,7 +26,7 @@ import (
 // average; FuzzLiveModel runs the sequences the fuzzer makes up.
 func TestLiveModel(t *testing.T) {
 	defer leakcheck.VerifyNone(t, leakcheck.Current())
-	forEachSeed(t, checks, runLiveModel)
+	draw.ForEachSeed(t, checks, runLiveModel)
 }
 
 // FuzzLiveModel runs TestLiveModel's model on the sequences of actions the
@@ -38,10 +39,10 @@ func FuzzLiveModel(f *testing.F) {
 	// reads.
 	f.Add([]byte{6, 0, 2, 8, 0, 1, 0, 4, 0, 3, 1, 1, 0, 2, 8, 2, 2, 1, 1, 1, 5, 2, 4, 1})
 	f.Add([]byte("the registry must not lose a wake-up, whatever the order of things"))
-	addRandomInputs(f, 2, 200)
+	draw.AddRandomInputs(f, 2, 200)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		defer leakcheck.VerifyNone(t, leakcheck.Current())
-		runLiveModel(t, fromBytes(data[:min(len(data), modelMaxFuzzBytes)]))
+		runLiveModel(t, draw.FromBytes(data[:min(len(data), modelMaxFuzzBytes)]))
 	})
 }
 
@@ -65,7 +66,7 @@ var modelURIs = func() []string {
 
 // runLiveModel runs one case: the invariant before the first action and
 // after each, then the final checks.
-func runLiveModel(t *testing.T, c *choices) {
+func runLiveModel(t *testing.T, c *draw.Choices) {
 	m := newLiveModel(t, c)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -73,7 +74,7 @@ func runLiveModel(t *testing.T, c *choices) {
 		}
 	})
 	m.check()
-	for c.another(modelMeanSteps) {
+	for c.Another(modelMeanSteps) {
 		for !m.step() {
 		}
 		m.check()
@@ -97,14 +98,14 @@ type modelClient struct {
 
 type liveModel struct {
 	t       *testing.T
-	c       *choices
+	c       *draw.Choices
 	st      *itemStore
 	a       *Adapter
 	clients []*modelClient
 	actions []string // what the case did, for its failure report
 }
 
-func newLiveModel(t *testing.T, c *choices) *liveModel {
+func newLiveModel(t *testing.T, c *draw.Choices) *liveModel {
 	st := newItemStore(modelItems)
 	m := &liveModel{t: t, c: c, st: st, a: newLiveServer(t, st, WithSubscriptionCap(8))}
 	for i := range modelSessions {
@@ -131,7 +132,7 @@ func (m *liveModel) logf(format string, args ...any) {
 // drawn again, as rapid did. Action 0 always applies: used-up fuzz bytes
 // choose it.
 func (m *liveModel) step() bool {
-	switch m.c.intn(9) {
+	switch m.c.Intn(9) {
 	case 0:
 		m.delete()
 	case 1:
@@ -178,13 +179,13 @@ func (m *liveModel) current(uri string) string {
 }
 
 func (m *liveModel) client() (int, *modelClient) {
-	i := m.c.intn(modelSessions)
+	i := m.c.Intn(modelSessions)
 	return i, m.clients[i]
 }
 
 func (m *liveModel) subscribe() {
 	i, c := m.client()
-	uri := pick(m.c, modelURIs)
+	uri := draw.Pick(m.c, modelURIs)
 	m.logf("client %d: subscribe %s", i, uri)
 	k := subKey{uri: uri}
 	_, had := c.subs[k]
@@ -197,7 +198,7 @@ func (m *liveModel) subscribe() {
 
 func (m *liveModel) listen() {
 	i, c := m.client()
-	uris := distinct(m.c, modelURIs, 1, 4)
+	uris := draw.Distinct(m.c, modelURIs, 1, 4)
 	m.logf("client %d: listen %v", i, uris)
 	acked, id, stop := c.f.listenID(m.t, uris...)
 	if len(acked) == 0 {
@@ -212,7 +213,7 @@ func (m *liveModel) listen() {
 
 func (m *liveModel) unsubscribe() {
 	i, c := m.client()
-	uri := pick(m.c, modelURIs)
+	uri := draw.Pick(m.c, modelURIs)
 	m.logf("client %d: unsubscribe %s", i, uri)
 	if err := c.f.unsubscribe(uri); err != nil {
 		m.t.Fatalf("unsubscribe %s: %+v", uri, err)
@@ -230,7 +231,7 @@ func (m *liveModel) endStream() bool {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	id := pick(m.c, ids)
+	id := draw.Pick(m.c, ids)
 	m.logf("client %d: end stream %s", i, id)
 	c.streams[id]()
 	delete(c.streams, id)
@@ -243,9 +244,9 @@ func (m *liveModel) endStream() bool {
 }
 
 func (m *liveModel) write() {
-	id := m.c.intRange(1, modelItems+1)
-	v := pick(m.c, []string{"a", "b", "c"})
-	table := m.c.bool()
+	id := m.c.IntRange(1, modelItems+1)
+	v := draw.Pick(m.c, []string{"a", "b", "c"})
+	table := m.c.Bool()
 	m.logf("write items/%d = %s, report the table: %v", id, v, table)
 	m.st.set(id, v)
 	if table {
@@ -256,7 +257,7 @@ func (m *liveModel) write() {
 }
 
 func (m *liveModel) delete() {
-	id := m.c.intRange(1, modelItems+1)
+	id := m.c.IntRange(1, modelItems+1)
 	m.logf("delete items/%d", id)
 	m.st.mu.Lock()
 	delete(m.st.items, id)

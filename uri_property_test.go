@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mcplive/adapter/internal/draw"
 )
 
 // TestExpandParseConvertRoundTrip checks, for random templates and random
@@ -17,7 +19,7 @@ import (
 // the bytes json.Marshal writes for the typed values in the command's shape.
 // It runs the cases of seeds 1 to checks.
 func TestExpandParseConvertRoundTrip(t *testing.T) {
-	forEachSeed(t, checks, checkExpandParseConvert)
+	draw.ForEachSeed(t, checks, checkExpandParseConvert)
 }
 
 // FuzzExpandParseConvertRoundTrip checks the same on the templates and
@@ -28,18 +30,18 @@ func FuzzExpandParseConvertRoundTrip(f *testing.F) {
 	f.Add([]byte("\x09\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09 path and query variables of every kind"))
 	// The smallest int64 in the path.
 	f.Add([]byte{3, 1, 0, 0, 1, 1, 4, 1, 1, 1, 2, 0, 0, 9, 3, 0, 2})
-	addRandomInputs(f, 4, 256)
+	draw.AddRandomInputs(f, 4, 256)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		checkExpandParseConvert(t, fromBytes(data))
+		checkExpandParseConvert(t, draw.FromBytes(data))
 	})
 }
 
-func checkExpandParseConvert(t *testing.T, c *choices) {
+func checkExpandParseConvert(t *testing.T, c *draw.Choices) {
 	tpl := drawTemplate(c)
 	texts := map[string]string{}
 	want := map[string]any{}
 	for _, v := range tpl.variables() {
-		if !v.required && c.bool() {
+		if !v.required && c.Bool() {
 			continue
 		}
 		text, typed := drawValue(c, v)
@@ -79,32 +81,32 @@ func checkExpandParseConvert(t *testing.T, c *choices) {
 
 // drawTemplate draws a template of up to 3 path and 6 query variables of
 // random kinds, some of them flattened from a struct argument.
-func drawTemplate(c *choices) *uriTemplate {
-	names := distinct(c, []string{"a", "b", "id", "page", "per_page", "q", "sort", "x_1", "zed", "Z"}, 0, 9)
+func drawTemplate(c *draw.Choices) *uriTemplate {
+	names := draw.Distinct(c, []string{"a", "b", "id", "page", "per_page", "q", "sort", "x_1", "zed", "Z"}, 0, 9)
 	kinds := []varKind{kindString, kindInteger, kindNumber, kindBoolean, kindEnum}
 	var vars []variable
 	requiredLeft := 3
 	for _, name := range names {
 		v := variable{
 			name:     name,
-			kind:     pick(c, kinds),
-			nullable: c.bool(),
-			parent:   pick(c, []string{"", "", "filter", "range"}),
+			kind:     draw.Pick(c, kinds),
+			nullable: c.Bool(),
+			parent:   draw.Pick(c, []string{"", "", "filter", "range"}),
 		}
-		if requiredLeft > 0 && c.bool() {
+		if requiredLeft > 0 && c.Bool() {
 			v.required = true
 			requiredLeft--
 		}
 		switch v.kind {
 		case kindInteger:
-			v.goKind = pick(c, []reflect.Kind{
+			v.goKind = draw.Pick(c, []reflect.Kind{
 				reflect.Invalid, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 				reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
 			})
 		case kindNumber:
-			v.goKind = pick(c, []reflect.Kind{reflect.Invalid, reflect.Float32, reflect.Float64})
+			v.goKind = draw.Pick(c, []reflect.Kind{reflect.Invalid, reflect.Float32, reflect.Float64})
 		case kindEnum:
-			v.enum = distinct(c, []string{"asc", "desc", "null", "a b", "x/y", "50%", "k=v&w", "é", "😀", "+"}, 1, 4)
+			v.enum = draw.Distinct(c, []string{"asc", "desc", "null", "a b", "x/y", "50%", "k=v&w", "é", "😀", "+"}, 1, 4)
 		}
 		vars = append(vars, v)
 	}
@@ -113,49 +115,49 @@ func drawTemplate(c *choices) *uriTemplate {
 
 // drawValue draws a value for v: the text a URI carries and the typed value
 // json.Marshal should write for it.
-func drawValue(c *choices, v variable) (string, any) {
+func drawValue(c *draw.Choices, v variable) (string, any) {
 	nullable := v.nullable && v.kind != kindString
 	for _, e := range v.enum {
 		if e == "null" {
 			nullable = false
 		}
 	}
-	if nullable && c.intn(5) == 0 {
+	if nullable && c.Intn(5) == 0 {
 		return "null", nil
 	}
 	switch v.kind {
 	case kindInteger:
 		return drawInteger(c, v)
 	case kindNumber:
-		format := pick(c, []byte{'g', 'e', 'f'})
+		format := draw.Pick(c, []byte{'g', 'e', 'f'})
 		if v.goKind == reflect.Float32 {
-			f := finite32(c)
+			f := draw.Finite32(c)
 			if f == 0 {
 				f = 0
 			}
 			return formatNumber(float64(f), format, 32), f
 		}
-		f := finite64(c)
+		f := draw.Finite64(c)
 		if f == 0 {
 			f = 0
 		}
 		return formatNumber(f, format, 64), f
 	case kindBoolean:
-		b := c.bool()
+		b := c.Bool()
 		return strconv.FormatBool(b), b
 	case kindEnum:
-		e := pick(c, v.enum)
+		e := draw.Pick(c, v.enum)
 		return e, e
 	default:
 		minLen := 0
 		if v.required {
 			minLen = 1 // a path segment cannot be empty
 		}
-		s := runeString(c, minLen, 24, func(c *choices) rune {
-			if c.bool() {
-				return anyRune(c)
+		s := draw.RuneString(c, minLen, 24, func(c *draw.Choices) rune {
+			if c.Bool() {
+				return draw.AnyRune(c)
 			}
-			return pick(c, []rune("/%&=+?# \"\\<>\u2028é😀"))
+			return draw.Pick(c, []rune("/%&=+?# \"\\<>\u2028é😀"))
 		})
 		return s, s
 	}
@@ -163,15 +165,15 @@ func drawValue(c *choices, v variable) (string, any) {
 
 // drawInteger draws an integer in the range of v's Go kind, spelled with up
 // to two leading zeros.
-func drawInteger(c *choices, v variable) (string, any) {
+func drawInteger(c *draw.Choices, v variable) (string, any) {
 	bits, isSigned := intRange(v.goKind)
 	var n json.Number
 	if isSigned {
-		n = json.Number(strconv.FormatInt(signed(c, bits), 10))
+		n = json.Number(strconv.FormatInt(draw.Signed(c, bits), 10))
 	} else {
-		n = json.Number(strconv.FormatUint(unsigned(c, bits), 10))
+		n = json.Number(strconv.FormatUint(draw.Unsigned(c, bits), 10))
 	}
-	zeros := strings.Repeat("0", c.intRange(0, 2))
+	zeros := strings.Repeat("0", c.IntRange(0, 2))
 	if neg, ok := strings.CutPrefix(string(n), "-"); ok {
 		return "-" + zeros + neg, n
 	}
@@ -192,14 +194,14 @@ func formatNumber(f float64, format byte, bits int) string {
 // strings in a path segment and a query value, the encoding alone. It runs
 // the cases of seeds 1 to checks.
 func TestExpandParseRoundTripStrings(t *testing.T) {
-	forEachSeed(t, checks, func(t *testing.T, c *choices) {
-		r := func(c *choices) rune {
-			if c.bool() {
-				return anyRune(c)
+	draw.ForEachSeed(t, checks, func(t *testing.T, c *draw.Choices) {
+		r := func(c *draw.Choices) rune {
+			if c.Bool() {
+				return draw.AnyRune(c)
 			}
-			return pick(c, []rune("/%&=+?#~-._ "))
+			return draw.Pick(c, []rune("/%&=+?#~-._ "))
 		}
-		checkStringsRoundTrip(t, runeString(c, 1, 40, r), runeString(c, 1, 40, r), runeString(c, 0, 40, r))
+		checkStringsRoundTrip(t, draw.RuneString(c, 1, 40, r), draw.RuneString(c, 1, 40, r), draw.RuneString(c, 0, 40, r))
 	})
 }
 
