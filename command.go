@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/mcplive/adapter/internal/digest"
 	"github.com/mcplive/adapter/middleware"
 )
 
@@ -100,8 +101,8 @@ type command struct {
 	// the middleware chain (complete.go); nil without a template.
 	completeHandler middleware.Handler
 	// resultWalk digests the results of a live command's re-runs
-	// (livedigestwalk.go); nil for a result type json must write.
-	resultWalk *resultWalk
+	// (internal/digest); nil for a result type json must write.
+	resultWalk *digest.Walk
 	// exactDigits: an integer of up to this many digits decodes exactly
 	// into every float of the arguments type (numbers.go).
 	exactDigits int
@@ -157,7 +158,7 @@ func newCommand[A, R any](scheme, name, description string, live bool, opts []Co
 		}
 	}
 	if live {
-		c.resultWalk = newResultWalk(reflect.TypeFor[R]())
+		c.resultWalk = digest.NewWalk(reflect.TypeFor[R]())
 	}
 	switch {
 	case !live:

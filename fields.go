@@ -3,6 +3,7 @@ package adapter
 import (
 	"bytes"
 	"cmp"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/invopop/jsonschema"
+)
+
+// The types whose methods or encoding decide how encoding/json writes a
+// value, and so what a schema says of it.
+var (
+	jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+	jsonNumberType    = reflect.TypeFor[json.Number]()
 )
 
 // jsonFields maps the JSON names of a struct type's fields (promoted through

@@ -18,6 +18,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcplive/adapter/internal/digest"
 )
 
 // A registry with 10,000 subscriptions over 1,000 distinct argument sets
@@ -307,30 +309,30 @@ func rerunResults(t testingT) []rerunResult {
 func TestRerunResults(t *testing.T) { rerunResults(t) }
 
 // jsonSHA256 is the digest with SHA-256 in place of the two maphashes.
-func jsonSHA256(v any) (digest, error) {
+func jsonSHA256(v any) (digest.Digest, error) {
 	h := sha256.New()
 	if err := json.NewEncoder(h).Encode(v); err != nil {
-		return digest{}, err
+		return digest.Digest{}, err
 	}
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
-	return digest{binary.LittleEndian.Uint64(sum[:8]), binary.LittleEndian.Uint64(sum[8:16])}, nil
+	return digest.Digest{binary.LittleEndian.Uint64(sum[:8]), binary.LittleEndian.Uint64(sum[8:16])}, nil
 }
 
-// BenchmarkDigest is the digest (livedigest.go) of the results of the
+// BenchmarkDigest is the digest (internal/digest) of the results of the
 // example's re-runs, as the registry makes it (by the walk of the result
 // type) and of their JSON (digest-json); json is their bare encoding into io.Discard, which
 // the example's BenchmarkRerun measures too, on the values its commands
 // return; sha256 is the digest with the hash docs/performance.md weighs
 // against maphash.
 func BenchmarkDigest(b *testing.B) {
-	ds := newDigests()
+	ds := digest.NewHasher()
 	for _, r := range rerunResults(b) {
-		rw := newResultWalk(reflect.TypeOf(r.v))
+		rw := digest.NewWalk(reflect.TypeOf(r.v))
 		b.Run(r.name+"/digest", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := ds.ofResult(r.v, rw); err != nil {
+				if _, err := ds.Of(r.v, rw); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -338,7 +340,7 @@ func BenchmarkDigest(b *testing.B) {
 		b.Run(r.name+"/digest-json", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := ds.ofJSON(r.v); err != nil {
+				if _, err := ds.OfJSON(r.v); err != nil {
 					b.Fatal(err)
 				}
 			}

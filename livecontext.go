@@ -57,7 +57,7 @@ type runContext struct {
 // worker (job.resultSlot); nil when ctx is not a re-run's own context,
 // which middleware of the user's may have replaced, or the run has none.
 // The base handler writes the result there and returns the pointer, and
-// the digest reads it in place (digests.ofResultAt): boxing a result in
+// the digest reads it in place (digest.Hasher.At): boxing a result in
 // an any cost an allocation on every re-run, which the collector, busy
 // during a fan-out, made about 3% of the fan-out benchmark's CPU.
 func resultSlot(ctx context.Context) any {

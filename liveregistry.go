@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcplive/adapter/internal/digest"
 	"github.com/mcplive/adapter/middleware"
 )
 
@@ -51,7 +52,7 @@ type liveRegistry struct {
 	// freshCalls: each re-run gets a middleware.Call of its own, as
 	// middleware of the user's may keep it (job.call).
 	freshCalls bool
-	digests    *digests
+	digests    *digest.Hasher
 	// batches are the arrays delivery goroutines take outboxes in
 	// (*[]outNote): one per goroutine alive, kept for the next.
 	batches sync.Pool
@@ -149,7 +150,7 @@ type query struct {
 	raw  json.RawMessage // key.args, as the middleware chain sees it
 	// reads is the read set of the last run, sorted, as filed in the index.
 	reads  []string
-	digest digest
+	digest digest.Digest
 	subs   []subRef // each knows its index here (sub.qi)
 
 	state   runState
@@ -178,7 +179,7 @@ func newQuery(key queryKey, args any, raw json.RawMessage, out outcome) *query {
 
 // outcome is what one run of a query learned.
 type outcome struct {
-	digest digest
+	digest digest.Digest
 	reads  []string
 	err    error
 }
@@ -191,7 +192,7 @@ func newLiveRegistry(a *Adapter) *liveRegistry {
 		closeDone:          make(chan struct{}),
 		liveCtx:            middleware.WithOrigin(context.Background(), middleware.Live),
 		freshCalls:         len(a.cfg.middleware) > 0,
-		digests:            newDigests(),
+		digests:            digest.NewHasher(),
 		batches:            sync.Pool{New: func() any { return new([]outNote) }},
 		queries:            make(map[queryKey]*query),
 		index:              newReadIndex(),
@@ -372,7 +373,7 @@ func (r *liveRegistry) outcomeOf(c *command, res any, inSlot bool, err error, re
 	}
 	if err != nil {
 		out.err = err
-		out.digest = r.digests.ofError(err)
+		out.digest = r.digests.OfError(err)
 	}
 	return out
 }
@@ -380,12 +381,12 @@ func (r *liveRegistry) outcomeOf(c *command, res any, inSlot bool, err error, re
 // digestResult digests res, a result of c. A MarshalJSON of the user's
 // that panics fails the run, on a worker where nothing else would catch it
 // (userpanic.go).
-func (r *liveRegistry) digestResult(c *command, res any, inSlot bool) (d digest, err error) {
+func (r *liveRegistry) digestResult(c *command, res any, inSlot bool) (d digest.Digest, err error) {
 	defer recoverUserPanic(c.logger, c.name, "digesting the result", &err)
 	if inSlot {
-		return r.digests.ofResultAt(res, c.resultWalk)
+		return r.digests.At(res, c.resultWalk)
 	}
-	return r.digests.ofResult(res, c.resultWalk)
+	return r.digests.Of(res, c.resultWalk)
 }
 
 // applyLocked makes out, a run's outcome, the state of q: it refiles q

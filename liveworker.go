@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcplive/adapter/internal/digest"
 	"github.com/mcplive/adapter/middleware"
 )
 
@@ -59,7 +60,7 @@ type job struct {
 	// slotWalk the walk of R it is for: kept from run to run, zero
 	// between them.
 	slot     any
-	slotWalk *resultWalk
+	slotWalk *digest.Walk
 	// ready is where the worker takes the connections it delivers to
 	// (takeReadyLocked), empty between deliveries.
 	ready []*conn
@@ -67,12 +68,12 @@ type job struct {
 
 // resultSlot is the job's slot for a result of rw's type: the one it
 // has, or one from rw's scratch in place of a slot of another type.
-func (j *job) resultSlot(rw *resultWalk) any {
+func (j *job) resultSlot(rw *digest.Walk) any {
 	if j.slotWalk != rw {
 		if j.slotWalk != nil {
-			j.slotWalk.scratch.Put(j.slot)
+			j.slotWalk.PutSlot(j.slot)
 		}
-		j.slot, j.slotWalk = rw.scratch.Get(), rw
+		j.slot, j.slotWalk = rw.Slot(), rw
 	}
 	return j.slot
 }
@@ -244,7 +245,7 @@ func (r *liveRegistry) rerunOne(j *job, i int, start time.Time) time.Time {
 	rc.rec.close()
 	now, ended := rc.end()
 	if slot != nil {
-		defer c.resultWalk.clear(slot) // keep nothing of the result alive
+		defer c.resultWalk.Clear(slot) // keep nothing of the result alive
 	}
 	if r.a.cfg.observer != nil {
 		j.obs[len(j.obs)-1].ran(now)

@@ -1,4 +1,4 @@
-package adapter
+package digest
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ import (
 )
 
 // The digest is of a result's JSON (livedigest.go), made by the walk of
-// the result's type where it can (livedigestwalk.go). What must hold, for
+// the result's type where it can (walk.go). What must hold, for
 // both forms: two results whose JSON differs have different digests (else
 // a change would go unnoticed), a result json cannot encode is json's
 // error, values json writes alike have one digest (for the walk: values of
@@ -29,7 +29,7 @@ import (
 // command whose results it digests.
 type digestForm struct {
 	name    string
-	of      func(any) (digest, error)
+	of      func(any) (Digest, error)
 	perType bool
 }
 
@@ -37,34 +37,34 @@ type digestForm struct {
 // registry makes for a command whose result type is the value's own: of a
 // result handed to it (walk), and of one in the run's result slot (in
 // place).
-func digestForms(ds *digests) []digestForm {
+func digestForms(ds *Hasher) []digestForm {
 	return []digestForm{
-		{"json", ds.ofJSON, false},
-		{"walk", func(v any) (digest, error) { return ds.ofResult(v, walkOf(v)) }, true},
-		{"in place", func(v any) (digest, error) { return ofResultInPlace(ds, v) }, true},
+		{"json", ds.OfJSON, false},
+		{"walk", func(v any) (Digest, error) { return ds.Of(v, walkOf(v)) }, true},
+		{"in place", func(v any) (Digest, error) { return ofResultInPlace(ds, v) }, true},
 	}
 }
 
 // ofResultInPlace is the digest of v read where a re-run's result slot
 // holds it (resultSlot), as the registry digests a re-run's result when no
 // middleware of the user's sees it.
-func ofResultInPlace(ds *digests, v any) (digest, error) {
+func ofResultInPlace(ds *Hasher, v any) (Digest, error) {
 	rw := walkOf(v)
 	if rw == nil {
-		return ds.ofResult(v, nil)
+		return ds.Of(v, nil)
 	}
 	slot := rw.scratch.Get()
 	defer rw.scratch.Put(slot)
-	defer rw.clear(slot)
+	defer rw.Clear(slot)
 	reflect.ValueOf(slot).Elem().Set(reflect.ValueOf(v))
-	return ds.ofResultAt(slot, rw)
+	return ds.At(slot, rw)
 }
 
 // A result digested in its slot has the digest the walk of the value
 // gives, also where the walk gives up (a value deeper than json's depth,
 // which goes by its JSON) and where json fails.
 func TestDigestInPlaceIsTheWalks(t *testing.T) {
-	ds := newDigests()
+	ds := NewHasher()
 	var deep *cyclic
 	for range 3000 {
 		deep = &cyclic{Next: deep}
@@ -82,7 +82,7 @@ func TestDigestInPlaceIsTheWalks(t *testing.T) {
 		"cycle":     loop,
 		"interface": []any{1, "two", dOther{X: 3}},
 	} {
-		want, wantErr := ds.ofResult(v, walkOf(v))
+		want, wantErr := ds.Of(v, walkOf(v))
 		got, err := ofResultInPlace(ds, v)
 		if got != want || fmt.Sprint(err) != fmt.Sprint(wantErr) {
 			t.Errorf("%s: in place %x, %v; the walk's %x, %v", name, got, err, want, wantErr)
@@ -91,11 +91,11 @@ func TestDigestInPlaceIsTheWalks(t *testing.T) {
 }
 
 // walkOf is the walk of v's type, as a command returning that type has.
-func walkOf(v any) *resultWalk {
+func walkOf(v any) *Walk {
 	if v == nil {
 		return nil
 	}
-	return newResultWalk(reflect.TypeOf(v))
+	return NewWalk(reflect.TypeOf(v))
 }
 
 type dInner struct {
@@ -319,24 +319,24 @@ func cloneRich(v dRich) dRich {
 }
 
 // TestDigestTellsApartWhatJSONTellsApart runs the cases of seeds 1 to
-// checks; FuzzDigestTellsApartWhatJSONTellsApart those the fuzzer's bytes
+// draw.Checks; FuzzDigestTellsApartWhatJSONTellsApart those the fuzzer's bytes
 // decide.
 func TestDigestTellsApartWhatJSONTellsApart(t *testing.T) {
-	ds := newDigests()
-	draw.ForEachSeed(t, checks, func(t *testing.T, c *draw.Choices) { checkDigestTellsApart(t, c, ds) })
+	ds := NewHasher()
+	draw.ForEachSeed(t, draw.Checks, func(t *testing.T, c *draw.Choices) { checkDigestTellsApart(t, c, ds) })
 }
 
 func FuzzDigestTellsApartWhatJSONTellsApart(f *testing.F) {
 	f.Add([]byte{})
 	draw.AddRandomInputs(f, 4, 128)
-	ds := newDigests()
+	ds := NewHasher()
 	f.Fuzz(func(t *testing.T, data []byte) { checkDigestTellsApart(t, draw.FromBytes(data), ds) })
 }
 
-// checkDigestTellsApart checks one case of both digests, on a dRich and
+// checkDigestTellsApart draw.Checks one case of both digests, on a dRich and
 // on its dFlat: different JSON, different digests; the same JSON, the
 // same digest.
-func checkDigestTellsApart(t *testing.T, c *draw.Choices, ds *digests) {
+func checkDigestTellsApart(t *testing.T, c *draw.Choices, ds *Hasher) {
 	v1, other := drawRich(c), drawRich(c)
 	// v2 is v1 with one field, or the hidden one, from other: the
 	// digests must differ whenever the JSON does.
@@ -365,7 +365,7 @@ func checkDigestTellsApart(t *testing.T, c *draw.Choices, ds *digests) {
 	}
 }
 
-// checkDigestPair checks that form errs where json does, and that
+// checkDigestPair draw.Checks that form errs where json does, and that
 // different JSON gives different digests. The walk only ever compares
 // results of its command's one type (a command whose result type is an
 // interface has none), so two values of different types are no pair for
@@ -390,7 +390,7 @@ func checkDigestPair(t *testing.T, form digestForm, pair [2]any) {
 }
 
 func TestDigestCases(t *testing.T) {
-	ds := newDigests()
+	ds := NewHasher()
 	f := 1.5
 	for name, pair := range map[string][2]any{
 		"types in an interface": {
@@ -468,7 +468,7 @@ type withHiddenChan struct {
 }
 
 func TestDigestErrorsAsJSONDoes(t *testing.T) {
-	ds := newDigests()
+	ds := NewHasher()
 	loop := &cyclic{}
 	loop.Next = loop
 	for name, v := range map[string]any{
@@ -521,13 +521,13 @@ func selfSlice() sliceOfItself {
 }
 
 func TestDigestUsesMarshalers(t *testing.T) {
-	for _, form := range digestForms(newDigests()) {
+	for _, form := range digestForms(NewHasher()) {
 		t.Run(form.name, func(t *testing.T) { checkDigestUsesMarshalers(t, form) })
 	}
 }
 
 func checkDigestUsesMarshalers(t *testing.T, form digestForm) {
-	digestOf := func(v any) digest {
+	digestOf := func(v any) Digest {
 		t.Helper()
 		d, err := form.of(v)
 		if err != nil {
@@ -580,7 +580,7 @@ func checkDigestUsesMarshalers(t *testing.T, form digestForm) {
 // values of one type, which is why a command whose result type is an
 // interface is digested by its JSON.
 func TestDigestSameJSONSameDigest(t *testing.T) {
-	ds := newDigests()
+	ds := NewHasher()
 	f := 1.5
 	forms := digestForms(ds)
 	for name, pair := range map[string][2]any{
@@ -694,29 +694,29 @@ func checkSameDigest(t *testing.T, name string, forms []digestForm, pair [2]any)
 }
 
 func TestDigestOfError(t *testing.T) {
-	ds := newDigests()
+	ds := NewHasher()
 	boom := errors.New("boom")
-	if ds.ofError(boom) != ds.ofError(fmt.Errorf("%s", "boom")) {
+	if ds.OfError(boom) != ds.OfError(fmt.Errorf("%s", "boom")) {
 		t.Error("one message, two digests")
 	}
-	if ds.ofError(boom) == ds.ofError(errors.New("boom!")) {
+	if ds.OfError(boom) == ds.OfError(errors.New("boom!")) {
 		t.Error("two messages, one digest")
 	}
 	for _, form := range digestForms(ds) {
 		for _, v := range []any{"boom", json.RawMessage(`"boom"`), nil} {
-			if d, _ := form.of(v); d == ds.ofError(boom) {
+			if d, _ := form.of(v); d == ds.OfError(boom) {
 				t.Errorf("%s: the failure %q and the result %v share a digest", form.name, boom, v)
 			}
 		}
 	}
 	// The walk's bytes are no JSON text's.
-	w, _ := ds.ofResult("x", walkOf("x"))
-	if j, _ := ds.ofJSON("x"); w == j {
+	w, _ := ds.Of("x", walkOf("x"))
+	if j, _ := ds.OfJSON("x"); w == j {
 		t.Error("the walk and the JSON of one string share a digest")
 	}
 	// The seeds are the registry's: a digest means nothing to another.
-	d1, _ := ds.ofResult("x", walkOf("x"))
-	d2, _ := newDigests().ofResult("x", walkOf("x"))
+	d1, _ := ds.Of("x", walkOf("x"))
+	d2, _ := NewHasher().Of("x", walkOf("x"))
 	if d1 == d2 {
 		t.Error("two registries, one digest")
 	}
@@ -725,20 +725,20 @@ func TestDigestOfError(t *testing.T) {
 // A result of another type than the command's (a middleware may return
 // one) is digested by its JSON; so are results of an interface type.
 func TestDigestOfAnotherType(t *testing.T) {
-	ds := newDigests()
+	ds := NewHasher()
 	rw := walkOf(dInner{})
 	m := map[string]any{"a": 1}
-	got, err := ds.ofResult(m, rw)
-	if want, _ := ds.ofJSON(m); err != nil || got != want {
+	got, err := ds.Of(m, rw)
+	if want, _ := ds.OfJSON(m); err != nil || got != want {
 		t.Errorf("a map under dInner's walk: %x (%v), want its JSON's %x", got, err, want)
 	}
-	if rw := newResultWalk(reflect.TypeFor[any]()); rw != nil {
+	if rw := NewWalk(reflect.TypeFor[any]()); rw != nil {
 		t.Error("an interface type has a walk")
 	}
 }
 
 func TestDigestDeepButFinite(t *testing.T) {
-	for _, form := range digestForms(newDigests()) {
+	for _, form := range digestForms(NewHasher()) {
 		t.Run(form.name, func(t *testing.T) { checkDigestDeepButFinite(t, form) })
 	}
 }
@@ -772,24 +772,24 @@ func checkDigestDeepButFinite(t *testing.T, form digestForm) {
 // (walkFlush): the digest must not depend on where the buffer was cut, and
 // must see a change on either side of a cut.
 func TestDigestOfLargeResults(t *testing.T) {
-	ds := newDigests()
+	ds := NewHasher()
 	for _, n := range []int{walkFlush/12 - 1, walkFlush / 12, walkFlush/12 + 1, 3 * walkFlush / 12} {
 		tags := make([]string, n)
 		for i := range tags {
 			tags[i] = fmt.Sprintf("tag-%06d", i) // 10 bytes, 11 with its length
 		}
 		v := dFlat{Tags: tags}
-		d, err := ds.ofResult(v, walkOf(v))
+		d, err := ds.Of(v, walkOf(v))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if again, _ := ds.ofResult(dFlat{Tags: slices.Clone(tags)}, walkOf(v)); again != d {
+		if again, _ := ds.Of(dFlat{Tags: slices.Clone(tags)}, walkOf(v)); again != d {
 			t.Errorf("%d tags: a copy has another digest", n)
 		}
 		for _, at := range []int{0, n / 2, n - 1} {
 			changed := slices.Clone(tags)
 			changed[at] = "tag-xxxxxx"
-			if dc, _ := ds.ofResult(dFlat{Tags: changed}, walkOf(v)); dc == d {
+			if dc, _ := ds.Of(dFlat{Tags: changed}, walkOf(v)); dc == d {
 				t.Errorf("%d tags: tag %d changed, the digest did not", n, at)
 			}
 		}
@@ -810,14 +810,14 @@ type packedRow struct {
 }
 
 // The walk copies neighbouring integers and booleans as one run of
-// memory: a change in any of them changes the digest, and what lies in
+// memory: a change in any of them changes the Digest, and what lies in
 // the padding between fields does not.
 func TestDigestWalkCopiesRunsOfFields(t *testing.T) {
-	ds := newDigests()
-	rw := newResultWalk(reflect.TypeFor[packedRow]())
-	of := func(v packedRow) digest {
+	ds := NewHasher()
+	rw := NewWalk(reflect.TypeFor[packedRow]())
+	of := func(v packedRow) Digest {
 		t.Helper()
-		d, err := ds.ofResult(v, rw)
+		d, err := ds.Of(v, rw)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -854,7 +854,7 @@ func TestDigestWalkCopiesRunsOfFields(t *testing.T) {
 		}
 	}
 	var boxed any = *v
-	d2, err := ds.ofResult(boxed, rw)
+	d2, err := ds.Of(boxed, rw)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package adapter
+package digest
 
 import (
 	"encoding"
@@ -58,9 +58,9 @@ import (
 // marked (7.5% of the CPU of the NoChange benchmark).
 type walkFunc func(w *walker, b []byte, p unsafe.Pointer) ([]byte, bool)
 
-// resultWalk is the walk of one result type, made when its command is
+// Walk is the walk of one result type, made when its command is
 // declared.
-type resultWalk struct {
+type Walk struct {
 	typ reflect.Type
 	// walk walks a value of typ at an unaddressable place.
 	walk walkFunc
@@ -71,26 +71,34 @@ type resultWalk struct {
 // maxWalkDepth is json's depth before it starts looking for cycles.
 const maxWalkDepth = 1000
 
-// newResultWalk makes the walk of results of type t; nil for an
+// NewWalk makes the walk of results of type t; nil for an
 // interface type, whose values may be of any type: those are digested as
 // JSON, so that values of two types that json writes alike have one
 // digest.
-func newResultWalk(t reflect.Type) *resultWalk {
+func NewWalk(t reflect.Type) *Walk {
 	if t.Kind() == reflect.Interface {
 		return nil
 	}
 	p := walkPlanner{walks: map[walkKey]*walkFunc{}}
-	rw := &resultWalk{typ: t, walk: *p.of(t, false)}
+	rw := &Walk{typ: t, walk: *p.of(t, false)}
 	rw.scratch.New = func() any { return reflect.New(t).Interface() }
 	return rw
 }
 
-// clear zeroes *p, p a *R of rw's type R from its scratch.
-func (rw *resultWalk) clear(p any) { reflect.ValueOf(p).Elem().SetZero() }
+// Slot is a *R, R the walk's type, zero: a place for a result to be
+// written to and digested in place (Hasher.At). Give it back with PutSlot,
+// zero again (Clear).
+func (rw *Walk) Slot() any { return rw.scratch.Get() }
+
+// PutSlot gives back a slot of Slot, zero.
+func (rw *Walk) PutSlot(p any) { rw.scratch.Put(p) }
+
+// Clear zeroes *p, p a *R of rw's type R from its scratch.
+func (rw *Walk) Clear(p any) { reflect.ValueOf(p).Elem().SetZero() }
 
 // run walks v, of type rw.typ, into w: through a copy in scratch memory,
 // so that the walk reads it by pointer.
-func (rw *resultWalk) run(w *walker, b []byte, v any) ([]byte, bool) {
+func (rw *Walk) run(w *walker, b []byte, v any) ([]byte, bool) {
 	sp := rw.scratch.Get()
 	scratch := reflect.ValueOf(sp)
 	scratch.Elem().Set(reflect.ValueOf(v))

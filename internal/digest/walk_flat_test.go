@@ -1,4 +1,4 @@
-package adapter
+package digest
 
 import (
 	"bytes"
@@ -42,7 +42,7 @@ func TestFlatRowWalkWritesWordsOddsThenStrings(t *testing.T) {
 		t.Skip("int is not a word here")
 	}
 	walkBytes := func(v any) []byte {
-		rw := newResultWalk(reflect.TypeOf(v))
+		rw := NewWalk(reflect.TypeOf(v))
 		b, ok := rw.run(&walker{}, nil, v)
 		if !ok {
 			t.Fatalf("the walk of %T gave up", v)
@@ -79,8 +79,8 @@ func TestFlatRowWalkHashesAsItFills(t *testing.T) {
 	type wide struct{ A, B, C, D, E, F, G, H string }
 	s := strings.Repeat("x", walkFlush/2)
 	row := wide{s, s, s, s, s, s, s, s}
-	rw := newResultWalk(reflect.TypeOf(row))
-	ds := newDigests()
+	rw := NewWalk(reflect.TypeOf(row))
+	ds := NewHasher()
 	w := &walker{seeds: &ds.seeds}
 	b, ok := rw.run(w, nil, row)
 	if !ok {
@@ -115,7 +115,7 @@ func TestWordRowWalkWritesWordsThenStrings(t *testing.T) {
 	for _, n := range []int{0, 1, 127, 128, 300} {
 		s := strings.Repeat("x", n)
 		r := wordRow{A: -1 << 40, S: s, B: -7, C: int(big), T: s + "y", U: 1<<64 - 2}
-		rw := newResultWalk(reflect.TypeOf(r))
+		rw := NewWalk(reflect.TypeOf(r))
 		got, ok := rw.run(&walker{}, nil, r)
 		if !ok {
 			t.Fatal("the walk gave up")
@@ -132,10 +132,10 @@ func TestWordRowWalkWritesWordsThenStrings(t *testing.T) {
 	}
 	// Moving a byte from one string to the next is a different row.
 	a, b := wordRow{S: "ab", T: "c"}, wordRow{S: "a", T: "bc"}
-	ds := newDigests()
-	rw := newResultWalk(reflect.TypeOf(a))
-	da, _ := ds.ofResult(a, rw)
-	db, _ := ds.ofResult(b, rw)
+	ds := NewHasher()
+	rw := NewWalk(reflect.TypeOf(a))
+	da, _ := ds.Of(a, rw)
+	db, _ := ds.Of(b, rw)
 	if da == db {
 		t.Error("rows whose strings split the same bytes differently have one digest")
 	}

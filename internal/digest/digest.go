@@ -1,4 +1,4 @@
-package adapter
+package digest
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"unsafe"
 )
 
-// A digest tells two results of a live query apart without keeping them:
+// A Digest tells two results of a query apart without keeping them:
 // 128 bits of seeded hashes of what the result shows a client, or of the
 // error's message. A re-run whose digest differs from the last one's is a
 // change.
@@ -16,71 +16,72 @@ import (
 // The rule is exact: the same JSON, the same digest; different JSON,
 // different digests, but for a collision. A result json cannot encode is
 // json's error, word for word. A result of its command's own type is
-// hashed by the walk of that type (livedigestwalk.go), which reads the
+// hashed by the walk of that type (walk.go), which reads the
 // values json would write instead of producing the JSON; anything else,
 // and a command whose result type is an interface, by its JSON, which a
 // json.Encoder streams straight into the hashes.
 //
 // The hashes are two hash/maphash hashes, each with a random seed of the
-// registry's own. Two 64-bit hashes under independent seeds make a
+// Hasher's own. Two 64-bit hashes under independent seeds make a
 // collision between two results a chance of about 2^-128; maphash is meant
 // to resist collisions even when an adversary chooses the bytes, and its
 // seeds never leave the process. A digest is only ever compared within one
 // process, so it need not be stable across processes. SHA-256 would serve
 // too: about as cheap on a CPU with SHA instructions, but without them it
 // nearly doubles the digest (docs/performance.md, "The result digest").
-type digest [2]uint64
+type Digest [2]uint64
 
-// digests makes the digests of one registry, under its seeds.
-type digests struct {
+// Hasher makes digests under seeds of its own.
+type Hasher struct {
 	seeds [2]maphash.Seed
 	// walkers are the scratch of the walks under way, kept for the next.
 	walkers sync.Pool
 }
 
-func newDigests() *digests {
-	ds := &digests{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
+// NewHasher makes a Hasher with seeds of its own.
+func NewHasher() *Hasher {
+	ds := &Hasher{seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
 	ds.walkers.New = func() any { return new(walker) }
 	return ds
 }
 
-// ofResult is the digest of v, a command's result: by rw, the walk of the
-// command's result type (livedigestwalk.go), when v is of that type and
+// Of is the digest of v, a command's result: by rw, the walk of the
+// command's result type (walk.go), when v is of that type and
 // the walk does not give up; else of v's JSON, or json's error when v does
 // not encode.
-func (ds *digests) ofResult(v any, rw *resultWalk) (digest, error) {
+func (ds *Hasher) Of(v any, rw *Walk) (Digest, error) {
 	if rw != nil && reflect.TypeOf(v) == rw.typ {
 		if d, ok := ds.walk(v, rw); ok {
 			return d, nil
 		}
 	}
-	return ds.ofJSON(v)
+	return ds.OfJSON(v)
 }
 
-// ofJSON is the digest of v's JSON; json's error when v does not encode.
-func (ds *digests) ofJSON(v any) (digest, error) {
+// OfJSON is the digest of v's JSON; json's error when v does not encode.
+func (ds *Hasher) OfJSON(v any) (Digest, error) {
 	h := ds.hashes()
 	if err := json.NewEncoder(h).Encode(v); err != nil {
-		return digest{}, err
+		return Digest{}, err
 	}
 	return h.sum(), nil
 }
 
-// ofResultAt is ofResult for the result *p, p a *R of rw's type R, read
-// in place: a re-run's result slot (resultSlot). The digest is the one
+// At is Of for the result *p, p a *R of rw's type R, read
+// in place: a slot of rw (Walk.Slot). The digest is the one
 // ofResult gives the value *p.
-func (ds *digests) ofResultAt(p any, rw *resultWalk) (digest, error) {
+func (ds *Hasher) At(p any, rw *Walk) (Digest, error) {
 	at := reflect.ValueOf(p)
 	if d, ok := ds.walkAt(at.UnsafePointer(), rw); ok {
 		return d, nil
 	}
-	return ds.ofJSON(at.Elem().Interface())
+	return ds.OfJSON(at.Elem().Interface())
 }
 
 // walk is the digest of v by rw; false when the walk gave up. The walk's
 // bytes begin with a byte no JSON text begins with, so that no walk's
 // digest is the digest of a JSON text or of an error.
-func (ds *digests) walk(v any, rw *resultWalk) (digest, bool) {
+func (ds *Hasher) walk(v any, rw *Walk) (Digest, bool) {
 	w := ds.walkers.Get().(*walker)
 	defer ds.putWalker(w)
 	w.seeds, w.flushed, w.depth = &ds.seeds, false, 0
@@ -89,7 +90,7 @@ func (ds *digests) walk(v any, rw *resultWalk) (digest, bool) {
 }
 
 // walkAt is walk for the value of rw's type at p.
-func (ds *digests) walkAt(p unsafe.Pointer, rw *resultWalk) (digest, bool) {
+func (ds *Hasher) walkAt(p unsafe.Pointer, rw *Walk) (Digest, bool) {
 	w := ds.walkers.Get().(*walker)
 	defer ds.putWalker(w)
 	w.seeds, w.flushed, w.depth = &ds.seeds, false, 0
@@ -99,22 +100,22 @@ func (ds *digests) walkAt(p unsafe.Pointer, rw *resultWalk) (digest, bool) {
 
 // sum is the digest of a walk that ended with b in w's buffer; false when
 // it gave up.
-func (ds *digests) sum(w *walker, b []byte, ok bool) (digest, bool) {
+func (ds *Hasher) sum(w *walker, b []byte, ok bool) (Digest, bool) {
 	if !ok {
-		return digest{}, false
+		return Digest{}, false
 	}
 	w.buf = b
 	if !w.flushed {
 		// All in one buffer, the common case: maphash.Bytes is what
 		// Hash.Write and Sum64 would give, in one pass rather than one
 		// for every 128 bytes.
-		return digest{maphash.Bytes(ds.seeds[0], b), maphash.Bytes(ds.seeds[1], b)}, true
+		return Digest{maphash.Bytes(ds.seeds[0], b), maphash.Bytes(ds.seeds[1], b)}, true
 	}
 	w.h.Write(b)
 	return w.h.sum(), true
 }
 
-func (ds *digests) putWalker(w *walker) {
+func (ds *Hasher) putWalker(w *walker) {
 	if cap(w.buf) > 4*walkFlush {
 		w.buf = nil // one huge string: let it go
 	}
@@ -127,7 +128,7 @@ func (ds *digests) putWalker(w *walker) {
 type walker struct {
 	buf []byte
 	h   hashPair
-	// seeds are the registry's; flushed, that h has been seeded and
+	// seeds are the Hasher's; flushed, that h has been seeded and
 	// written to.
 	seeds   *[2]maphash.Seed
 	flushed bool
@@ -181,10 +182,10 @@ func (w *walker) elems(elem walkFunc, b []byte, p unsafe.Pointer, size uintptr, 
 	return b, ok
 }
 
-// ofError is the digest of a failed run: the same failure, the same
+// OfError is the digest of a failed run: the same failure, the same
 // digest. The prefix keeps it apart from any result, whose JSON never
 // starts with a zero byte.
-func (ds *digests) ofError(err error) digest {
+func (ds *Hasher) OfError(err error) Digest {
 	msg := err.Error()
 	h := ds.hashes()
 	for i := range h {
@@ -197,7 +198,7 @@ func (ds *digests) ofError(err error) digest {
 // hashPair hashes what is written to it under both seeds.
 type hashPair [2]maphash.Hash
 
-func (ds *digests) hashes() *hashPair {
+func (ds *Hasher) hashes() *hashPair {
 	h := new(hashPair)
 	for i := range h {
 		h[i].SetSeed(ds.seeds[i])
@@ -212,4 +213,4 @@ func (h *hashPair) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (h *hashPair) sum() digest { return digest{h[0].Sum64(), h[1].Sum64()} }
+func (h *hashPair) sum() Digest { return Digest{h[0].Sum64(), h[1].Sum64()} }
