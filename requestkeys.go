@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcplive/adapter/internal/jsonkeys"
 )
 
-// A request may give a key of its own twice, as arguments may (jsonkeys.go):
+// A request may give a key of its own twice, as arguments may:
 // {"name":"t","arguments":{"max":0.5},"arguments":{"max":2}}. mcp-go keeps
 // the last, where a proxy that checked the first (some parsers keep the
 // first) meant that one; refusing duplicates inside the arguments alone
@@ -50,7 +52,7 @@ func (a *Adapter) ambiguousRequestHook(ctx context.Context, id any, message any)
 	if json.Unmarshal(raw, &m) != nil || !served(m.Method) {
 		return nil
 	}
-	at, key, twice := repeatedKey(raw, structObjects())
+	at, key, twice := jsonkeys.Repeated(raw, structObjects())
 	if !twice || m.Method == mcp.MethodToolsCall && len(at) >= 2 && at[0] == "params" && at[1] == "arguments" {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcplive/adapter/internal/jsonkeys"
 	"github.com/mcplive/adapter/middleware"
 )
 
@@ -76,7 +77,7 @@ func canonicalArguments(args any) (json.RawMessage, error) {
 		if _, err := dec.Token(); err != io.EOF {
 			return nil, &ValidationError{Errors: []FieldError{{Message: "arguments are not valid JSON: more follows the first value"}}}
 		}
-		if at, key, twice := duplicateKey(raw); twice {
+		if at, key, twice := jsonkeys.Duplicate(raw); twice {
 			return nil, duplicateKeyError(at, key)
 		}
 		args = v
