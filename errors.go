@@ -1,8 +1,16 @@
 package adapter
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcplive/adapter/middleware"
 )
 
 // ErrNotFound is the error a live command returns (wrapped or not) when the
@@ -93,4 +101,189 @@ func asValidationError(err error) *ValidationError {
 		return &ValidationError{Errors: []FieldError{*pfe}}
 	}
 	return &ValidationError{Errors: []FieldError{{Message: err.Error()}}}
+}
+
+// What a failure answers on the wire. One classification (classify) serves
+// every surface: a read, a subscription, a tools/call, a completion. The
+// adapter's OnError hook records the exact error of a failed request for the
+// transport edges, which swap it in where mcp-go can only write -32603
+// (rewrite.go).
+
+// rpcError is a JSON-RPC error as the adapter means it to reach the client.
+// mcp-go sends every handler error as -32603 with the error's text as
+// message, so Error returns only Message, never internals; the transport
+// edges (HTTPHandler, ServeStdio, adaptertest) send Code and Data too.
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+func (e *rpcError) Error() string { return e.Message }
+
+// notFound is resource-not-found for the request's protocol era: -32002
+// before 2026-07-28 and -32602 from it on, with the URI in data either way.
+// detail, when set, says what was wrong with the URI.
+func notFound(ctx context.Context, uri, detail string) *rpcError {
+	code := mcp.RESOURCE_NOT_FOUND
+	if server.IsModernRequest(ctx) {
+		code = mcp.INVALID_PARAMS
+	}
+	msg := "resource not found: " + displayURI(uri)
+	if detail != "" {
+		msg += ": " + detail
+	}
+	return &rpcError{Code: code, Message: msg, Data: map[string]string{"uri": uri}}
+}
+
+// failure is what an invocation's error means to the agent, decided in one
+// place for every surface: reads, tools/call, subscriptions, completion.
+type failure struct {
+	kind failureKind
+	// The error of its kind, when it has one of its own.
+	rpc  *rpcError
+	uri  *uriError
+	args *ValidationError
+	rate *middleware.RateLimitError
+}
+
+type failureKind uint8
+
+const (
+	failInternal    failureKind = iota // logged; the agent learns only that it failed
+	failPrepared                       // already a wire error (rpc)
+	failMalformed                      // the URI does not fit the template (uri)
+	failInvalid                        // the arguments are wrong (args)
+	failNotFound                       // ErrNotFound from the command
+	failRateLimited                    // refused by the rate limit (rate)
+)
+
+func classify(err error) failure {
+	var f failure
+	switch {
+	case errors.As(err, &f.rpc):
+		f.kind = failPrepared
+	case errors.As(err, &f.uri):
+		f.kind = failMalformed
+	case errors.As(err, &f.args):
+		f.kind = failInvalid
+	case errors.Is(err, ErrNotFound):
+		f.kind = failNotFound
+	case errors.As(err, &f.rate):
+		f.kind = failRateLimited
+	}
+	return f
+}
+
+// readError turns what an invocation returned into the error a
+// resources/read (or a subscription) answers. Errors it does not know are
+// internal: they are logged, and the client learns only that the command
+// failed.
+func (a *Adapter) readError(ctx context.Context, c *command, uri string, err error) *rpcError {
+	switch f := classify(err); f.kind {
+	case failPrepared:
+		return f.rpc
+	case failMalformed:
+		return notFound(ctx, uri, f.uri.reason)
+	case failInvalid:
+		return &rpcError{Code: mcp.INVALID_PARAMS, Message: f.args.Error(), Data: f.args}
+	case failNotFound:
+		return notFound(ctx, uri, "")
+	case failRateLimited:
+		return rateLimited(f.rate)
+	}
+	return a.internal(ctx, c, uri, err)
+}
+
+func rateLimited(rl *middleware.RateLimitError) *rpcError {
+	return &rpcError{
+		Code:    middleware.CodeRateLimited,
+		Message: rl.Error(),
+		Data:    map[string]int64{"retryAfterMs": rl.RetryAfterMs()},
+	}
+}
+
+// internal logs an error the agent must not see and answers without it. A
+// command that ended because the request was cancelled did not fail: the
+// client gave up (a completion overtaken by the next keystroke, a closed
+// connection), which is logged at Debug only.
+func (a *Adapter) internal(ctx context.Context, c *command, uri string, err error) *rpcError {
+	level := slog.LevelError
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		level = slog.LevelDebug
+	}
+	a.logger.Log(ctx, level, "adapter: command failed", "command", c.name, "uri", uri, "error", err)
+	return &rpcError{Code: mcp.INTERNAL_ERROR, Message: fmt.Sprintf("internal error in %s", c.name)}
+}
+
+// onError records, for the transport edges (HTTPHandler, ServeStdio,
+// adaptertest), the exact JSON-RPC error a failed request should answer.
+// mcp-go itself can only send -32603 without data for a handler's error.
+func (a *Adapter) onError(ctx context.Context, id any, method mcp.MCPMethod, message any, err error) {
+	box := errorBoxFrom(ctx)
+	if box == nil {
+		return
+	}
+	if e := a.wireError(ctx, method, message, err); e != nil {
+		box.put(id, e)
+	}
+}
+
+// wireError decides the error a failed request answers on the wire, or nil
+// to leave mcp-go's as it is.
+func (a *Adapter) wireError(ctx context.Context, method mcp.MCPMethod, message any, err error) *rpcError {
+	if method != mcp.MethodResourcesRead {
+		var rpc *rpcError
+		if errors.As(err, &rpc) {
+			return rpc
+		}
+		return nil
+	}
+	req, _ := message.(*mcp.ReadResourceRequest)
+	if req == nil {
+		return nil
+	}
+	st := readStateFrom(*req)
+	if st == nil {
+		if errors.Is(err, server.ErrResourceNotFound) {
+			// Not a URI of ours: answer in the same form as ours do, so
+			// that an ungranted command is indistinguishable from none.
+			return notFound(ctx, req.Params.URI, "")
+		}
+		return nil
+	}
+	var rpc *rpcError
+	switch {
+	case st.err == errNotGranted:
+		return notFound(ctx, st.uri, "")
+	case st.err != nil:
+		return a.readError(ctx, st.cmd, st.uri, st.err)
+	case errors.As(err, &rpc):
+		return rpc
+	}
+	return nil
+}
+
+// toolError is the isError result of a failed tools/call: the same
+// classification as a read, in the form tools answer with.
+func (a *Adapter) toolError(ctx context.Context, c *command, err error) *mcp.CallToolResult {
+	var text string
+	var structured any
+	switch f := classify(err); f.kind {
+	case failInvalid:
+		text, structured = f.args.Error(), f.args
+	case failNotFound:
+		// The command's own words ("customer 99: not found") are meant for
+		// the agent.
+		text = err.Error()
+		structured = map[string]string{"error": "not found", "message": text}
+	case failRateLimited:
+		text = f.rate.Error()
+		structured = map[string]any{"error": "rate limited", "code": middleware.CodeRateLimited, "retryAfterMs": f.rate.RetryAfterMs()}
+	default:
+		text = a.internal(ctx, c, "", err).Message
+	}
+	res := mcp.NewToolResultError(text)
+	res.StructuredContent = structured
+	return res
 }

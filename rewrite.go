@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcplive/adapter/internal/jsonkeys"
 )
 
 // How exact errors reach the wire.
@@ -246,4 +248,91 @@ func (b *errorBox) take(id any) *rpcError {
 	e := b.m[k]
 	delete(b.m, k)
 	return e
+}
+
+// HandleMessage handles one JSON-RPC message the way the server's own
+// MCPServer.HandleMessage does, and returns the response with the exact error
+// the adapter means for it: -32602 with data.errors for arguments that do not
+// convert or validate, resource-not-found with data.uri for the era, and so on
+// (see docs/reading.md). A nil response means the message was a notification.
+//
+// It is the seam for transports of your own and for tests: ctx should carry
+// what a transport puts there, above all the client session
+// (srv.WithContext(ctx, session)), as mcp-go's transports do.
+// HTTPHandler, ServeStdio and package adaptertest all answer with exactly
+// the errors HandleMessage returns.
+func (a *Adapter) HandleMessage(ctx context.Context, raw json.RawMessage) mcp.JSONRPCMessage {
+	ctx, box := withErrorBox(ctx)
+	resp := a.srv.HandleMessage(ctx, raw)
+	switch r := resp.(type) {
+	case mcp.JSONRPCError:
+		if e := box.take(r.ID); e != nil {
+			r.Error = mcp.NewJSONRPCErrorDetails(e.Code, e.Message, e.Data)
+			return r
+		}
+	case *mcp.JSONRPCError:
+		if r != nil {
+			if e := box.take(r.ID); e != nil {
+				out := *r
+				out.Error = mcp.NewJSONRPCErrorDetails(e.Code, e.Message, e.Data)
+				return &out
+			}
+		}
+	}
+	return resp
+}
+
+// A request may give a key of its own twice, as arguments may:
+// {"name":"t","arguments":{"max":0.5},"arguments":{"max":2}}. mcp-go keeps
+// the last, where a proxy that checked the first (some parsers keep the
+// first) meant that one; refusing duplicates inside the arguments alone
+// left the whole object to be given twice. So a request of a method the
+// adapter serves is refused when any object in it repeats a key, with
+// -32602 naming the place. Inside a tools/call's arguments, canonicalArguments
+// refuses it instead, as an isError result naming the argument, as for
+// Adapter.Call.
+
+// served reports the methods whose requests the adapter serves, or reads
+// the parameters of.
+func served(m mcp.MCPMethod) bool {
+	switch m {
+	case mcp.MethodToolsCall, mcp.MethodResourcesRead, mcp.MethodResourcesSubscribe,
+		mcp.MethodSubscriptionsListen, mcp.MethodCompletionComplete:
+		return true
+	}
+	return false
+}
+
+// structObjects are the objects of the served requests that mcp-go
+// decodes into structs, whose keys encoding/json matches whatever their
+// case (repeatedKey): the message, its params, and a completion's ref,
+// argument and context. _meta, a call's arguments and a completion's
+// context arguments are maps, where "a" and "A" are two keys.
+func structObjects() [][]string {
+	return [][]string{{}, {"params"}, {"params", "ref"}, {"params", "argument"}, {"params", "context"}}
+}
+
+// ambiguousRequestHook is the request-initialization hook that refuses
+// those requests; the edges answer the boxed error.
+func (a *Adapter) ambiguousRequestHook(ctx context.Context, id any, message any) error {
+	raw, ok := message.(json.RawMessage)
+	if !ok {
+		return nil
+	}
+	var m struct {
+		Method mcp.MCPMethod `json:"method"`
+	}
+	if json.Unmarshal(raw, &m) != nil || !served(m.Method) {
+		return nil
+	}
+	at, key, twice := jsonkeys.Repeated(raw, structObjects())
+	if !twice || m.Method == mcp.MethodToolsCall && len(at) >= 2 && at[0] == "params" && at[1] == "arguments" {
+		return nil
+	}
+	fe := duplicateKeyError(at, key).Errors[0]
+	err := &rpcError{Code: mcp.INVALID_PARAMS, Message: fe.Error(), Data: &ValidationError{Errors: []FieldError{fe}}}
+	if box := errorBoxFrom(ctx); box != nil {
+		box.put(id, err)
+	}
+	return err
 }

@@ -4,13 +4,19 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
+	"math/big"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // How arguments are checked.
@@ -374,4 +380,339 @@ func capFieldErrors(errs []FieldError) []FieldError {
 		}
 	}
 	return append(errs, FieldError{Message: more})
+}
+
+// issue is one thing wrong at one place of the arguments, before the
+// issues of one field are merged into its FieldError (see mergeIssues).
+type issue struct {
+	// path is the JSON location: property names, and item indices inside
+	// lists. A required property that is missing is located where it
+	// would be.
+	path []string
+	msg  string
+	// rank orders what is wrong with one place: a value that is not of its
+	// type (or does not convert, or decode into its Go field) makes the
+	// schema's other complaints about it moot.
+	rank issueRank
+}
+
+type issueRank uint8
+
+const (
+	rankKeyword issueRank = iota // a bound, a length, a pattern, a format...
+	rankEnum                     // not one of the constants
+	rankType                     // not a value of the type at all
+	// rankDecode is a value that did not convert from a read's string, or
+	// that Go could not decode into its field (300 for an int8): the same
+	// failure on either way in, which the schema's own words must not
+	// contradict.
+	rankDecode
+)
+
+// schemaIssues flattens the validator's tree of errors into issues, one
+// per failed keyword and place.
+func schemaIssues(err error) []issue {
+	var verr *jsonschema.ValidationError
+	if !errors.As(err, &verr) {
+		return []issue{{msg: "arguments do not match the schema", rank: rankType}}
+	}
+	var out []issue
+	collectIssues(verr, orElse{}, &out)
+	return out
+}
+
+// orElse is what else a value may be, said after what is wrong with it
+// (" or null" inside a nullable alternative), and the place of that value.
+// It is said of that value only, not of what is wrong inside it: the
+// fields of a nullable struct are not nullable themselves.
+type orElse struct {
+	suffix string
+	at     []string
+}
+
+// collectIssues appends the issues of e and its causes to out.
+func collectIssues(e *jsonschema.ValidationError, or orElse, out *[]issue) {
+	at := func(msg string, rank issueRank, extra ...string) {
+		path := append(slices.Clip(e.InstanceLocation), extra...)
+		if len(extra) == 0 && slices.Equal(path, or.at) {
+			msg += or.suffix
+		}
+		*out = append(*out, issue{path: path, msg: msg, rank: rank})
+	}
+	switch k := e.ErrorKind.(type) {
+	case *kind.Schema, *kind.Group, *kind.AllOf, *kind.Reference:
+		for _, c := range e.Causes {
+			collectIssues(c, or, out)
+		}
+	case *kind.OneOf, *kind.AnyOf:
+		collectAlternatives(e, or, out)
+	case *kind.Type:
+		at(typeMessage(k.Want), rankType)
+	case *kind.Enum:
+		at(enumValuesMessage(k.Want), rankEnum)
+	case *kind.Const:
+		at("must be exactly "+jsonText(k.Want), rankKeyword)
+	case *kind.Required:
+		for _, name := range k.Missing {
+			at("is required", rankType, name)
+		}
+	case *kind.DependentRequired:
+		for _, name := range k.Missing {
+			at("is required when "+k.Prop+" is given", rankType, name)
+		}
+	case *kind.AdditionalProperties:
+		for _, name := range k.Properties {
+			at("is not an argument of this command", rankType, name)
+		}
+	default:
+		at(keywordMessage(e.ErrorKind), rankKeyword)
+	}
+}
+
+// collectAlternatives reads a failed oneOf or anyOf. A nullable value is
+// published as oneOf [its schema, {"type":"null"}]: when the value is of no
+// alternative's type, that is one type error ("must be an integer or
+// null"); otherwise the alternatives of the value's type say what is wrong,
+// and the others are named after them ("must be at least 1 or null").
+func collectAlternatives(e *jsonschema.ValidationError, or orElse, out *[]issue) {
+	suffix := ""
+	if slices.Equal(e.InstanceLocation, or.at) {
+		suffix = or.suffix
+	}
+	if k, ok := e.ErrorKind.(*kind.OneOf); ok && len(k.Subschemas) > 1 {
+		*out = append(*out, issue{path: e.InstanceLocation, msg: "must match exactly one alternative of the schema, not several" + suffix})
+		return
+	}
+	var otherTypes []string
+	var matchedType []*jsonschema.ValidationError
+	for _, c := range e.Causes {
+		// An alternative of another type than the value: not one whose
+		// type error is about something inside the value.
+		if t, ok := c.ErrorKind.(*kind.Type); ok && len(c.Causes) == 0 && slices.Equal(c.InstanceLocation, e.InstanceLocation) {
+			otherTypes = append(otherTypes, t.Want...)
+			continue
+		}
+		matchedType = append(matchedType, c)
+	}
+	switch {
+	case len(matchedType) == 0:
+		*out = append(*out, issue{path: e.InstanceLocation, msg: typeMessage(otherTypes) + suffix, rank: rankType})
+	case len(matchedType) == 1:
+		inner := suffix
+		if len(otherTypes) > 0 {
+			inner = " or " + strings.TrimPrefix(typeMessage(otherTypes), "must be ") + suffix
+		}
+		collectIssues(matchedType[0], orElse{suffix: inner, at: e.InstanceLocation}, out)
+	default:
+		// Several alternatives of the value's type, each failing its own
+		// way: one issue that lists them.
+		var alts []string
+		for _, c := range matchedType {
+			var sub []issue
+			collectIssues(c, orElse{}, &sub)
+			msgs := make([]string, len(sub))
+			for i, s := range sub {
+				msgs[i] = s.msg
+			}
+			alts = append(alts, strings.Join(msgs, " and "))
+		}
+		*out = append(*out, issue{path: e.InstanceLocation, msg: strings.Join(alts, ", or ") + suffix})
+	}
+}
+
+// keywordMessage says what a failed keyword expected: the bound, the
+// length, the pattern, the format.
+func keywordMessage(k jsonschema.ErrorKind) string {
+	switch k := k.(type) {
+	case *kind.Minimum:
+		return "must be at least " + ratText(k.Want)
+	case *kind.Maximum:
+		return "must be at most " + ratText(k.Want)
+	case *kind.ExclusiveMinimum:
+		return "must be more than " + ratText(k.Want)
+	case *kind.ExclusiveMaximum:
+		return "must be less than " + ratText(k.Want)
+	case *kind.MultipleOf:
+		return "must be a multiple of " + ratText(k.Want)
+	case *kind.MinLength:
+		return "must be at least " + plural(k.Want, "character", "characters") + " long"
+	case *kind.MaxLength:
+		return "must be at most " + plural(k.Want, "character", "characters") + " long"
+	case *kind.Pattern:
+		return `must match the pattern "` + k.Want + `"`
+	case *kind.Format:
+		return formatMessage(k.Want)
+	case *kind.MinItems:
+		return "must list at least " + plural(k.Want, "item", "items")
+	case *kind.MaxItems:
+		return "must list at most " + plural(k.Want, "item", "items")
+	case *kind.UniqueItems:
+		return "must not repeat an item (items " + strconv.Itoa(k.Duplicates[0]) + " and " +
+			strconv.Itoa(k.Duplicates[1]) + " are equal)"
+	case *kind.MinProperties:
+		return "must have at least " + plural(k.Want, "property", "properties")
+	case *kind.MaxProperties:
+		return "must have at most " + plural(k.Want, "property", "properties")
+	case *kind.Not:
+		return "must not match the schema under \"not\""
+	case *kind.FalseSchema:
+		return "is not allowed"
+	}
+	// contains, content, propertyNames...: rare in arguments; the
+	// validator's own words.
+	return k.LocalizedString(message.NewPrinter(language.English))
+}
+
+// How a bad argument is described. A read's conversion, Go's decoding and
+// the schema's checks all phrase their failures here, so that the same
+// value gets the same words whichever way it came: page=abc in a URI and
+// {"page":"abc"} in a tools/call both say "must be an integer".
+
+// typePhrase is what a value of JSON Schema type typ is, after "must be".
+func typePhrase(typ string) string {
+	switch typ {
+	case "integer":
+		return "an integer"
+	case "number":
+		return "a number"
+	case "boolean":
+		return "true or false"
+	case "string":
+		return "a string"
+	case "array":
+		return "a list"
+	case "object":
+		return "an object"
+	case "null":
+		return "null"
+	}
+	return "of type " + typ
+}
+
+// typeMessage says that a value must be of one of the types, in order:
+// "must be an integer or null".
+func typeMessage(types []string) string {
+	phrases := make([]string, len(types))
+	for i, t := range types {
+		phrases[i] = typePhrase(t)
+	}
+	return "must be " + strings.Join(phrases, " or ")
+}
+
+// enumMessage lists the constants an enum value must be one of.
+func enumMessage(enum []string) string {
+	var b strings.Builder
+	b.WriteString("must be one of ")
+	for i, c := range enum {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(c))
+	}
+	return b.String()
+}
+
+// enumValuesMessage is enumMessage for a schema's constants, which may be
+// of any JSON type; null among them reads as "or null", as a read's
+// conversion says it.
+func enumValuesMessage(values []any) string {
+	var strs []string
+	var others []string
+	null := false
+	for _, v := range values {
+		switch v := v.(type) {
+		case string:
+			strs = append(strs, v)
+		case nil:
+			null = true
+		default:
+			others = append(others, jsonText(v))
+		}
+	}
+	msg := "must be one of "
+	if len(strs) > 0 {
+		msg = enumMessage(strs)
+		if len(others) > 0 {
+			msg += ", "
+		}
+	}
+	msg += strings.Join(others, ", ")
+	if null {
+		msg += " or null"
+	}
+	return msg
+}
+
+// intRangeMessage is the failure of an integer beyond what a Go field of
+// kind k holds.
+func intRangeMessage(k reflect.Kind) string {
+	bits, signed := intRange(k)
+	if signed {
+		return fmt.Sprintf("must be between %d and %d", int64(-1)<<(bits-1), uint64(1)<<(bits-1)-1)
+	}
+	return fmt.Sprintf("must be between 0 and %d", uint64(math.MaxUint64)>>(64-bits))
+}
+
+// floatRangeMessage is the failure of a number beyond what a Go field of
+// kind k holds.
+func floatRangeMessage(k reflect.Kind) string {
+	if k == reflect.Float32 {
+		return "must be between -3.4028235e+38 and 3.4028235e+38"
+	}
+	return "must be a finite number"
+}
+
+// formatMessages say what each asserted format looks like.
+var formatMessages = map[string]string{
+	"date":          "must be a date like 2024-05-31",
+	"date-time":     "must be a date and time like 2024-05-31T13:45:00Z",
+	"time":          "must be a time with an offset like 13:45:00Z",
+	"email":         "must be an email address like ada@example.com",
+	"uuid":          "must be a UUID like 123e4567-e89b-12d3-a456-426614174000",
+	"uri":           "must be an absolute URI like https://example.com/a",
+	"uri-reference": "must be a URI reference like /a?b=c",
+	"ipv4":          "must be an IPv4 address like 192.0.2.1",
+	"ipv6":          "must be an IPv6 address like 2001:db8::1",
+	"hostname":      "must be a host name like example.com",
+	"duration":      "must be an ISO 8601 duration like P3DT4H",
+}
+
+// formatMessage says what a value of format f must look like; the format's
+// name is given too, as the schema spells it.
+func formatMessage(f string) string {
+	msg, ok := formatMessages[f]
+	if !ok {
+		msg = "must be a valid " + f
+	}
+	return msg + " (format " + strconv.Quote(f) + ")"
+}
+
+// ratText writes a schema's bound, which the validator holds as an exact
+// fraction, as the decimal the schema spelled.
+func ratText(r *big.Rat) string {
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	if n, exact := r.FloatPrec(); exact {
+		return r.FloatString(n)
+	}
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// plural is "1 item" or "2 items".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// jsonText is v as JSON, for a message.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }

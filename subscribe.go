@@ -1,11 +1,12 @@
 package adapter
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,62 +33,6 @@ import (
 //
 // A sub is one subscription: one URI, as the client spelled it, on one
 // stream, sharing the query of its command and canonical arguments.
-
-type conn struct {
-	session server.ClientSession
-	// done is closed when the session unregisters, which frees a delivery
-	// blocked on a session no one reads any more.
-	done    chan struct{}
-	closed  bool
-	streams map[*stream]struct{} // its listen streams
-	legacy  *stream              // resources/subscribe, made on first use
-	// n counts the subscriptions held and those being made, for the cap.
-	n int
-	// held: its notifications wait for the re-run wave (liveburst.go).
-	held bool
-	// quiet: held, with no delivery under way. Only
-	// goroutines holding the registry's mutex touch the outbox then, so
-	// enqueueLocked queues without taking mu: on a fan-out, a lock for
-	// each of ten thousand notifications. Whatever ends it (a flush, or a
-	// delivery starting) clears it under the registry's mutex before a
-	// delivery may touch the outbox.
-	quiet bool
-	// streamID, when not "", is the ID of a legacy Streamable HTTP session
-	// served through HTTPHandler: its notifications go to the session's GET
-	// stream (httpstream.go), not to its channel. Set once, before any
-	// listen stream, under both the registry's mutex and mu, so that
-	// either lock reads it.
-	streamID string
-
-	// nextSlot and freeSlots hand out the slots of its subscriptions
-	// (sub.slot), by which the outbox knows those pending.
-	nextSlot  int32
-	freeSlots []int32
-
-	// mu guards the outbox (liveoutbox.go): slots, queue, pending,
-	// delivering, dropLater and notified, except while quiet, when the
-	// registry's mutex guards queue and pending. Lock order: the
-	// registry's mutex, then this.
-	mu    sync.Mutex
-	slots []*outSlot // by sub.slot
-	// notes are the params of the slots' notifications, by sub.slot,
-	// made at their first delivery; side by side, so that handing a burst
-	// over reads them in one sweep, as a slice of notifications is sent.
-	// The rest of a notification is the same for all (resourceUpdated).
-	notes []mcp.NotificationParams
-	queue []int32 // slots with a notification pending, oldest first
-	// pending has bit i set when slot i is in queue.
-	pending    []uint64
-	delivering bool // a delivery goroutine is running
-	// dropLater: the registry would have forgotten the conn but for its
-	// delivery goroutine, which does it as it leaves.
-	dropLater bool
-	notified  uint64 // notifications handed to the session
-	// slotEnded, made by a delivery that waits for room in the session's
-	// channel, is closed when a subscription of the conn ends, so that the
-	// delivery gives up the notification if it was that subscription's.
-	slotEnded chan struct{}
-}
 
 type stream struct {
 	c *conn
@@ -132,41 +77,6 @@ type sub struct {
 	gone atomic.Bool
 	// client is the key of the client holding it, for the client cap.
 	client string
-}
-
-// connLocked returns the conn of session, making it when there is none.
-func (r *liveRegistry) connLocked(session server.ClientSession) *conn {
-	c := r.conns[session]
-	if c == nil {
-		c = &conn{session: session, done: make(chan struct{}), streams: make(map[*stream]struct{})}
-		r.conns[session] = c
-	}
-	return c
-}
-
-// maybeDropConnLocked forgets c once it holds nothing: no subscription, no
-// stream and no delivery under way.
-func (r *liveRegistry) maybeDropConnLocked(c *conn) {
-	if c.n > 0 || len(c.streams) > 0 || r.conns[c.session] != c {
-		return
-	}
-	c.mu.Lock()
-	delivering, notified := c.delivering, c.notified
-	c.dropLater = delivering
-	c.mu.Unlock()
-	if delivering {
-		return
-	}
-	delete(r.conns, c.session)
-	if c.streamID != "" && r.streamConns[c.streamID] == c {
-		delete(r.streamConns, c.streamID)
-	}
-	r.notifiedGone += notified
-	if c.legacy != nil {
-		c.legacy.ended = true
-		c.legacy = nil
-	}
-	r.signalLocked()
 }
 
 // errClosing answers a subscription that comes after Close began.
@@ -579,4 +489,173 @@ func (a *Adapter) clientKey(ctx context.Context, command string) (key string) {
 	}()
 	defer recoverUserPanic(a.logger, command, "asking the client key function", &err)
 	return a.cfg.clientKey(ctx, &middleware.Call{Command: command, Session: sessionFrom(ctx), Origin: middleware.Agent})
+}
+
+// How subscriptions reach the live registry through mcp-go's hooks.
+//
+// subscriptions/listen (2026-07-28): mcp-go acknowledges the URI list its
+// request holds after the before-hooks ran, so listenHook subscribes each
+// URI the adapter owns and removes from the list those it refused; the
+// acknowledgement then names exactly the rest. The request lives until its
+// context ends; the after-hook, OnError and a context.AfterFunc end the
+// stream's subscriptions then, whichever comes first.
+//
+// resources/subscribe (before 2026-07-28): mcp-go's before-hooks cannot
+// fail a request, and it accepts any URI. A request-initialization hook can
+// fail one, and sees the raw message, so subscribeHook serves the
+// subscription there and, when it refuses the URI, fails the request. mcp-go
+// answers such a failure with -32600 and the error's message; the exact
+// error (resource-not-found for the era, -32602 with data.errors, the rate
+// limit's code) goes into the errorBox, from which the adapter's transport
+// edges answer it. Unsubscribe is served after mcp-go accepted it, and
+// unregistering a session frees everything it held.
+
+// installLiveHooks appends the hooks of the live registry to h. The hooks
+// find a.live when they run, after Wrap made it.
+func (a *Adapter) installLiveHooks(h *server.Hooks) {
+	h.AddOnRegisterSession(func(_ context.Context, s server.ClientSession) {
+		a.live.sessionRegistered(s)
+	})
+	h.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
+		a.live.sessionClosed(s)
+	})
+	h.AddOnRequestInitialization(a.subscribeHook)
+	h.AddAfterUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {
+		a.live.unsubscribe(sessionFrom(ctx), req.Params.URI)
+	})
+	h.AddBeforeSubscriptionsListen(a.listenHook)
+	h.AddAfterSubscriptionsListen(func(_ context.Context, _ any, req *mcp.SubscriptionsListenRequest, _ *mcp.SubscriptionsListenResult) {
+		a.live.endListen(req)
+	})
+	h.AddOnError(func(_ context.Context, _ any, method mcp.MCPMethod, message any, _ error) {
+		if req, ok := message.(*mcp.SubscriptionsListenRequest); ok && method == mcp.MethodSubscriptionsListen {
+			a.live.endListen(req)
+		}
+	})
+}
+
+// listenHook subscribes the URIs of a subscriptions/listen request that the
+// adapter owns and leaves in the request only those it subscribed, and the
+// URIs it does not own.
+func (a *Adapter) listenHook(ctx context.Context, id any, req *mcp.SubscriptionsListenRequest) {
+	uris := req.Params.Notifications.ResourceSubscriptions
+	if len(uris) == 0 {
+		return
+	}
+	session := sessionFrom(ctx)
+	r := a.live
+	var s *stream
+	foreign := foreignURIs{a: a}
+	kept := make([]string, 0, len(uris))
+	for _, uri := range uris {
+		rs := a.resolve(ctx, uri)
+		if rs == nil {
+			if foreign.has(uri) {
+				kept = append(kept, uri)
+			} else {
+				r.refused.Add(1)
+				a.logger.DebugContext(ctx, "adapter: subscription not acknowledged", "uri", uri, "reason", "no live command with a template")
+			}
+			continue
+		}
+		if session == nil {
+			continue // mcp-go refuses the request: it needs a session
+		}
+		if s == nil {
+			if s = r.openListen(ctx, session, id, req); s == nil {
+				r.refused.Add(1)
+				a.logger.DebugContext(ctx, "adapter: subscription not acknowledged", "uri", uri, "reason", errListenBesideGET)
+				continue
+			}
+		}
+		if err := r.subscribe(ctx, rs, func() (*stream, *rpcError) { return s, nil }); err != nil {
+			r.refused.Add(1)
+			a.logger.DebugContext(ctx, "adapter: subscription not acknowledged", "uri", uri, "reason", err.Message)
+			continue
+		}
+		kept = append(kept, uri)
+	}
+	req.Params.Notifications.ResourceSubscriptions = kept
+	if s != nil {
+		r.armListen(ctx, s)
+	}
+}
+
+// subscribeHook serves a legacy resources/subscribe of a URI the adapter
+// owns, and fails the request when it refuses the URI. Every other request
+// passes after a substring test.
+func (a *Adapter) subscribeHook(ctx context.Context, id any, message any) error {
+	raw, ok := message.(json.RawMessage)
+	// The substring test keeps the common request cheap. JSON may spell
+	// the method with escapes ("resources\u002fsubscribe"), which mcp-go
+	// decodes to the same method: any message with a backslash-u escape
+	// is decoded to be sure.
+	if !ok || !bytes.Contains(raw, []byte("subscribe")) && !bytes.Contains(raw, []byte(`\u`)) {
+		return nil
+	}
+	var m struct {
+		Method string `json:"method"`
+		Params struct {
+			URI  string          `json:"uri"`
+			Meta json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(raw, &m) != nil || m.Method != string(mcp.MethodResourcesSubscribe) || m.Params.URI == "" {
+		// mcp-go answers these itself: a malformed request.
+		return nil
+	}
+	uri := m.Params.URI
+	var err *rpcError
+	meta, metaErr := subscribeMeta(m.Params.Meta)
+	switch {
+	case metaErr != nil:
+		// mcp-go would answer success and make nothing: a client would
+		// wait for notifications that never come.
+		err = metaErr
+	case mcp.IsModernProtocol(meta.ProtocolVersion()):
+		return nil // mcp-go answers: 2026-07-28 removed the method
+	default:
+		err = a.subscribeLegacy(ctx, uri)
+	}
+	if err == nil {
+		return nil
+	}
+	a.live.refused.Add(1)
+	if box := errorBoxFrom(ctx); box != nil {
+		box.put(id, err)
+	}
+	return err
+}
+
+// subscribeMeta decodes the _meta of a resources/subscribe: absent or null
+// is none; anything but an object is invalid params, named. An object
+// that mcp.Meta cannot decode (a number past float64 anywhere in it) is
+// none as well: mcp-go reads the request's era through mcp.Meta, finds no
+// _meta, and serves it as a legacy request, with success.
+func subscribeMeta(raw json.RawMessage) (*mcp.Meta, *rpcError) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var meta *mcp.Meta
+	if json.Unmarshal(raw, &meta) != nil {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) == nil {
+			return nil, nil
+		}
+		fe := FieldError{Field: "_meta", Message: "must be an object"}
+		return nil, &rpcError{Code: mcp.INVALID_PARAMS, Message: fe.Error(), Data: &ValidationError{Errors: []FieldError{fe}}}
+	}
+	return meta, nil
+}
+
+// subscribeLegacy serves the subscription of a resources/subscribe to uri:
+// nil when it is made, or is one the adapter does not own.
+func (a *Adapter) subscribeLegacy(ctx context.Context, uri string) *rpcError {
+	var err *rpcError
+	if rs := a.resolve(ctx, uri); rs != nil {
+		err = a.live.subscribe(ctx, rs, a.live.openLegacy(ctx, sessionFrom(ctx)))
+	} else if foreign := (foreignURIs{a: a}); !foreign.has(uri) {
+		err = notFound(ctx, uri, "")
+	}
+	return err
 }
