@@ -199,7 +199,7 @@ func (a *Adapter) command(name string) *command {
 
 // granted applies the grant function of WithGrant. One that panics grants
 // nothing, and the request goes on as for a command not granted
-// (userpanic.go).
+// (command.go).
 func (a *Adapter) granted(ctx context.Context, name string) (ok bool) {
 	if a.cfg.grant == nil {
 		return true
@@ -217,7 +217,7 @@ func (a *Adapter) granted(ctx context.Context, name string) (ok bool) {
 const mimeJSON = "application/json"
 
 // marshalResult encodes a result of c for the wire. A MarshalJSON of the
-// user's that panics fails the answer alone (userpanic.go).
+// user's that panics fails the answer alone (command.go).
 func (c *command) marshalResult(v any) (b []byte, err error) {
 	defer recoverUserPanic(c.logger, c.name, "encoding the result", &err)
 	return json.Marshal(v)

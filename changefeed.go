@@ -186,7 +186,7 @@ func (p *publisher) run() {
 
 // send is one call of Publish. A feed that panics fails the call: the
 // publisher runs on a goroutine of the adapter's, where a panic would end
-// the process (userpanic.go).
+// the process (command.go).
 func (p *publisher) send(keys []string) (err error) {
 	defer recoverUserPanic(p.logger, "ChangeFeed.Publish", "publishing to the change feed", &err)
 	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)

@@ -108,10 +108,10 @@ type command struct {
 	// into every float of the arguments type (numbers.go).
 	exactDigits int
 	// decodedKeys: the arguments type has a map whose keys json decodes,
-	// two of which may be one (mapkeys.go).
+	// two of which may be one (decode.go).
 	decodedKeys bool
 	// logger logs the panics of the user's code outside the chain
-	// (userpanic.go).
+	//.
 	logger *slog.Logger
 }
 

@@ -10,6 +10,41 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
+// delivery is the registry's part in getting notifications out of the
+// connections' outboxes: the bursts held for the wave, the delivery
+// goroutines, and the legacy sessions served on GET streams. The
+// registry's mutex guards held, streamConns and notifiedGone; gets has its
+// own mutex; the counters are atomic; batches and streamWriteTimeout need
+// none.
+type delivery struct {
+	// batches are the arrays delivery goroutines take outboxes in
+	// (*[]outNote): one per goroutine alive, kept for the next.
+	batches sync.Pool
+	held    heldConns // outboxes waiting for the wave
+	// streamConns are the conns delivered to on GET streams, by session
+	// ID, and gets the open GET streams (httpstream.go).
+	streamConns map[string]*conn
+	gets        getStreams
+	// streamWriteTimeout bounds a write into a GET stream; tests shorten
+	// it.
+	streamWriteTimeout time.Duration
+	// deliverers counts the delivery goroutines alive. It grows under the
+	// registry's mutex and shrinks without it; the last to leave signals.
+	deliverers atomic.Int64
+	// waiting counts the deliveries waiting for room in a session's
+	// channel: a client that does not read.
+	waiting atomic.Int64
+	// notifiedGone counts the notifications handed to the sessions of
+	// conns no longer held. Each conn counts its own (conn.notified), so
+	// that delivery goroutines on different cores share no counter.
+	notifiedGone uint64
+}
+
+// A conn is one session's part in the registry: what its subscriptions
+// count against (the cap), and its outbox of notifications with the
+// delivery that empties it (see "Who holds a subscription" in
+// subscribe.go). Its mutex guards the outbox, but while the conn is quiet
+// (below); the registry's mutex guards the rest.
 type conn struct {
 	session server.ClientSession
 	// done is closed when the session unregisters, which frees a delivery
@@ -20,7 +55,7 @@ type conn struct {
 	legacy  *stream              // resources/subscribe, made on first use
 	// n counts the subscriptions held and those being made, for the cap.
 	n int
-	// held: its notifications wait for the re-run wave (liveburst.go).
+	// held: its notifications wait for the re-run wave.
 	held bool
 	// quiet: held, with no delivery under way. Only
 	// goroutines holding the registry's mutex touch the outbox then, so
@@ -41,7 +76,7 @@ type conn struct {
 	nextSlot  int32
 	freeSlots []int32
 
-	// mu guards the outbox (liveoutbox.go): slots, queue, pending,
+	// mu guards the outbox: slots, queue, pending,
 	// delivering, dropLater and notified, except while quiet, when the
 	// registry's mutex guards queue and pending. Lock order: the
 	// registry's mutex, then this.
@@ -109,7 +144,7 @@ func (r *liveRegistry) maybeDropConnLocked(c *conn) {
 // drop one: a subscriber would never learn that its data changed. So each
 // connection queues its notifications in an outbox, which a goroutine of
 // its own empties into the session while it is not empty, waiting when the
-// channel is full (livedeliver.go).
+// channel is full.
 //
 // A subscription is queued at most once: more changes before delivery
 // coalesce into the one notification, which is all a subscriber needs,
@@ -227,7 +262,7 @@ func (c *conn) takeLocked(batch []outNote) []outNote {
 // enqueueLocked queues a notification for ref, one of a query's
 // subscriptions (never one that ended), unless one is pending, and starts
 // its connection's delivery goroutine when none runs and the connection has
-// somewhere to deliver, or holds it for the wave (liveburst.go). r.mu is
+// somewhere to deliver, or holds it for the wave. r.mu is
 // held; the outbox itself is guarded by its conn's own mutex, so that
 // delivery never waits for the registry, but while the conn is quiet
 // (enqueueQuietLocked).
@@ -433,7 +468,7 @@ func (r *liveRegistry) startReadyLocked() {
 }
 
 // The delivery goroutine of a connection empties its outbox
-// (liveoutbox.go) into the session, a whole outbox at a time: it takes the
+// into the session, a whole outbox at a time: it takes the
 // outbox under one lock and hands the notifications over outside it. A
 // subscription it took is pending no more, so that a change from then on
 // queues a notification again. It gives up a notification when its listen

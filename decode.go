@@ -285,7 +285,7 @@ func shortKey(k string) string {
 // keys of a map[int]T with strconv.ParseInt, so "1" and "01" are both 1,
 // and those of a TextUnmarshaler key type by its method ("::1" and "0::1"
 // are one netip.Addr). It keeps the last value without a word, as for a key
-// given twice (jsonkeys.go), which the raw scan cannot see: it knows no
+// given twice (internal/jsonkeys), which the raw scan cannot see: it knows no
 // types. So arguments whose type has such a map are refused when one of
 // its objects holds two keys that decode to one.
 

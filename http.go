@@ -824,7 +824,7 @@ func withNotificationMeta(body []byte, version string) []byte {
 // decodes with encoding/json, which matches "ID" and "Id" to it too. Such a
 // message is a request, and re-encoding it here would add the _meta a
 // request must bring itself, and keep one value of a key given twice where
-// the request hook refuses it (requestkeys.go).
+// the request hook refuses it (rewrite.go).
 func hasIDKey(msg map[string]json.RawMessage) bool {
 	for k := range msg {
 		if strings.EqualFold(k, "id") {

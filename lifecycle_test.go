@@ -293,7 +293,7 @@ func TestCloseStartsNoMoreOfAChunk(t *testing.T) {
 
 // listenWithCloser opens a subscriptions/listen stream on f's session
 // whose request context carries lc, as HTTPHandler's does: Close ends that
-// listen through lc (lifecycle.go). It returns once the stream is
+// listen through lc. It returns once the stream is
 // acknowledged.
 func listenWithCloser(f *fakeClient, lc *listenCloser, uris ...string) {
 	f.listenIn(func(ctx context.Context, id int, cancel context.CancelFunc) context.Context {

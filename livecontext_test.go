@@ -190,7 +190,7 @@ func TestRunContextDeadlineSticks(t *testing.T) {
 }
 
 // A runContext is made for every re-run: it stays within 176 bytes, the
-// size class it was cut to (livecontext.go); and an outbox slot, one for
+// size class it was cut to (runcontext.go); and an outbox slot, one for
 // every subscription a connection holds, within 16 (its notification is
 // kept beside the others', in conn.notes).
 func TestRunContextAndOutSlotSizes(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -35,29 +34,21 @@ import (
 // query is marked dirty and runs exactly once more when its run ends, so a
 // change that lands during a run is never lost. Worker goroutines drain the
 // queue, at most maxRuns at a time, and exist only while it is not empty
-// (liveworker.go). A worker takes the queries of a command with a batch
-// form together, and runs them in one call (livebatch.go).
+// (runner). A worker takes the queries of a command with a batch form
+// together, and runs them in one call.
 //
 // Delivery: when a run's digest differs from the query's, each subscription
-// of the query is queued in the outbox of its connection (liveoutbox.go).
+// of the query is queued in the outbox of its connection (conn, delivery).
 //
-// One mutex guards the registry; each connection's outbox has its own, so
-// that delivery never waits for the registry. Nothing slow runs under
-// either: commands run, and notifications are handed to sessions, with
-// both released.
+// Locks: mu guards the registry and the parts it embeds (subscribers,
+// runner, delivery), but for what each of those documents as its own. Each
+// connection's outbox has its own mutex, so that delivery never waits for
+// the registry; the open GET streams have theirs (getStreams). Lock order:
+// mu, then a conn's, then getStreams'. Nothing slow runs under any of them:
+// commands run, and notifications are handed to sessions, with all
+// released.
 type liveRegistry struct {
 	a *Adapter
-	// maxRuns bounds the re-runs running at once.
-	maxRuns int
-	// liveCtx holds the values of every re-run's context: origin Live.
-	liveCtx context.Context
-	// freshCalls: each re-run gets a middleware.Call of its own, as
-	// middleware of the user's may keep it (job.call).
-	freshCalls bool
-	digests    *digest.Hasher
-	// batches are the arrays delivery goroutines take outboxes in
-	// (*[]outNote): one per goroutine alive, kept for the next.
-	batches sync.Pool
 
 	mu      sync.Mutex
 	queries map[queryKey]*query
@@ -67,19 +58,20 @@ type liveRegistry struct {
 	// reachedScratch is the other array sortReached sorts r.reached with.
 	reachedScratch []reached
 	index          readIndex
-	conns          map[server.ClientSession]*conn
-	registered     map[server.ClientSession]struct{}
-	listens        map[*mcp.SubscriptionsListenRequest]*stream
-	// streamConns are the conns delivered to on GET streams, by session
-	// ID, and gets the open GET streams (httpstream.go).
-	streamConns map[string]*conn
-	gets        getStreams
-	// streamWriteTimeout bounds a write into a GET stream
-	// (httpstream.go); tests shorten it.
-	streamWriteTimeout time.Duration
-	// clients counts the subscriptions held and being made per client key
-	// (Adapter.clientKey), for the cap across connections.
-	clients map[string]int
+	// changes counts the changes reported, so that a subscription whose
+	// first run overlapped one re-runs once to be sure of its baseline.
+	changes uint64
+	// coalesced counts the changes that cost a query no run of its own
+	// (changeLocked).
+	coalesced uint64
+	// wake, when not nil, is closed at the next change of state; waiters
+	// (WaitIdle) make it.
+	wake chan struct{}
+
+	subscribers // who holds subscriptions (subscribe.go)
+	runner      // the run queue and its workers (rerun.go)
+	delivery    // getting notifications out (conn.go)
+
 	// pub publishes local changes to the change feed; nil without one.
 	pub *publisher
 	// closed: Close has begun; nothing new is taken (lifecycle.go).
@@ -89,41 +81,10 @@ type liveRegistry struct {
 	closing atomic.Bool
 	// closeDone is closed when the first Close returns (lifecycle.go).
 	closeDone chan struct{}
-
-	runq     runQueue  // queries waiting for a worker (liverunq.go)
-	held     heldConns // outboxes waiting for the wave (liveburst.go)
-	workers  int       // worker goroutines alive
-	idleJobs []*job    // the jobs of workers gone, for those to come
-	inflight int       // queries whose re-run is running
-	// deliverers counts the delivery goroutines alive. It grows under mu
-	// and shrinks without it (liveoutbox.go); the last to leave signals.
-	deliverers atomic.Int64
-	// waiting counts the deliveries waiting for room in a session's
-	// channel: a client that does not read.
-	waiting atomic.Int64
-	subs    int // subscriptions held
-	// changes counts the changes reported, so that a subscription whose
-	// first run overlapped one re-runs once to be sure of its baseline.
-	changes uint64
-	reruns  uint64
-	// late counts re-runs that outlived their deadline (WithRerunTimeout).
-	late uint64
-	// coalesced counts the changes that cost a query no run of its own
-	// (liveobserve.go); refused, the subscriptions refused (livehooks.go).
-	coalesced uint64
-	refused   atomic.Uint64
-	// wake, when not nil, is closed at the next change of state; waiters
-	// (WaitIdle) make it.
-	wake chan struct{}
-
-	// notifiedGone counts the notifications handed to the sessions of
-	// conns no longer held. Each conn counts its own (conn.notified), so
-	// that delivery goroutines on different cores share no counter.
-	notifiedGone uint64
 }
 
 // subRef is a subscription of a query, with what queueing its
-// notification needs at hand (liveoutbox.go).
+// notification needs at hand (conn.go).
 type subRef struct {
 	sb   *sub
 	c    *conn
@@ -159,13 +120,13 @@ type query struct {
 	dirty   bool // changed while running: run once more
 	dropped bool // no subscribers left; out of the registry
 	// solo: run it alone, not in a batch, because the batch it was in
-	// failed as a whole (livebatch.go).
+	// failed as a whole (batch.go).
 	solo bool
 	// run is the context of its re-run while one is running, which is
 	// cancelled when the query is dropped so that the run can stop early.
 	run *runContext
 
-	// What LiveQueries and an Observer are told (liveobserve.go).
+	// What LiveQueries and an Observer are told (observe.go).
 	reruns     uint64
 	lastChange int64  // when its result last differed, in Unix nanoseconds; 0 for never
 	seenChange uint64 // the registry's change count when a change last reached it
@@ -188,21 +149,27 @@ type outcome struct {
 
 func newLiveRegistry(a *Adapter) *liveRegistry {
 	return &liveRegistry{
-		a:                  a,
-		maxRuns:            4 * runtime.GOMAXPROCS(0),
-		streamWriteTimeout: streamWriteTimeout,
-		closeDone:          make(chan struct{}),
-		liveCtx:            middleware.WithOrigin(context.Background(), middleware.Live),
-		freshCalls:         len(a.cfg.middleware) > 0,
-		digests:            digest.NewHasher(),
-		batches:            sync.Pool{New: func() any { return new([]outNote) }},
-		queries:            make(map[queryKey]*query),
-		index:              newReadIndex(),
-		conns:              make(map[server.ClientSession]*conn),
-		registered:         make(map[server.ClientSession]struct{}),
-		listens:            make(map[*mcp.SubscriptionsListenRequest]*stream),
-		streamConns:        make(map[string]*conn),
-		clients:            make(map[string]int),
+		a:         a,
+		closeDone: make(chan struct{}),
+		queries:   make(map[queryKey]*query),
+		index:     newReadIndex(),
+		subscribers: subscribers{
+			conns:      make(map[server.ClientSession]*conn),
+			registered: make(map[server.ClientSession]struct{}),
+			listens:    make(map[*mcp.SubscriptionsListenRequest]*stream),
+			clients:    make(map[string]int),
+		},
+		runner: runner{
+			maxRuns:    4 * runtime.GOMAXPROCS(0),
+			liveCtx:    middleware.WithOrigin(context.Background(), middleware.Live),
+			freshCalls: len(a.cfg.middleware) > 0,
+			digests:    digest.NewHasher(),
+		},
+		delivery: delivery{
+			batches:            sync.Pool{New: func() any { return new([]outNote) }},
+			streamConns:        make(map[string]*conn),
+			streamWriteTimeout: streamWriteTimeout,
+		},
 	}
 }
 
@@ -382,7 +349,7 @@ func (r *liveRegistry) outcomeOf(c *command, res any, inSlot bool, err error, re
 
 // digestResult digests res, a result of c. A MarshalJSON of the user's
 // that panics fails the run, on a worker where nothing else would catch it
-// (userpanic.go).
+// (command.go).
 func (r *liveRegistry) digestResult(c *command, res any, inSlot bool) (d digest.Digest, err error) {
 	defer recoverUserPanic(c.logger, c.name, "digesting the result", &err)
 	if inSlot {
@@ -659,7 +626,7 @@ func (a *Adapter) WaitIdle(ctx context.Context) error {
 // no notification waits. An outbox that is not empty has its delivery
 // goroutine (enqueueLocked starts it, and it leaves only with the outbox
 // empty, both under the conn's mutex), except the outbox of a session served on GET
-// streams while it has none open (liveoutbox.go): those are looked at one
+// streams while it has none open (conn.go): those are looked at one
 // by one, and there are as many as legacy HTTP sessions subscribe.
 func (r *liveRegistry) idleLocked() bool {
 	if r.workers != 0 || r.deliverers.Load() != 0 || r.runq.n != 0 || len(r.held.conns) != 0 || r.pub != nil && r.pub.busy() {

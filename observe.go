@@ -30,7 +30,7 @@ import (
 // it holds a lock of its own; an Observer must be safe for concurrent use,
 // return quickly, and never block: it is on the path of every read. A call
 // of an Observer (or of its Observation) that panics is logged and counts
-// as not made; the operation goes on (observeguard.go).
+// as not made; the operation goes on.
 type Observer interface {
 	Observe(ctx context.Context, op Op) (context.Context, Observation)
 }
@@ -214,7 +214,7 @@ func rerunOutcome(err error, changed bool) Outcome {
 //
 // The adapter calls its Observer on request goroutines and on its own
 // re-run workers, where a panic would end the process. An Observer is the
-// user's code like a command (userpanic.go), and a broken one must cost
+// user's code like a command (command.go), and a broken one must cost
 // what it observes nothing: each of its calls that panics is logged at
 // Error and counts as not made; an Observe that panics observes nothing.
 
@@ -291,7 +291,7 @@ type noObservation struct{}
 func (noObservation) Phase(string, time.Time, time.Time) {}
 func (noObservation) End(Outcome, error)                 {}
 
-// What the live registry tells an Observer (observe.go) of re-runs and
+// What the live registry tells an Observer of re-runs and
 // notifications, and the counts it keeps for LiveStats.
 //
 // A change reaches each query it affects through changeLocked. With an
@@ -331,7 +331,7 @@ func (q *query) noteCauseLocked(ctx context.Context, key string, first bool) {
 }
 
 // rerunObservation is a re-run under an Observer's eyes: one query's, or
-// one batch's (livebatch.go); the zero value, none. It is a value, kept by
+// one batch's (batch.go); the zero value, none. It is a value, kept by
 // the worker that runs the job: observing costs a re-run no allocation of
 // the registry's.
 type rerunObservation struct {

@@ -40,7 +40,7 @@ type readState struct {
 	args []byte // canonical JSON arguments, when err is nil
 	err  error  // a *uriError, a *ValidationError, or not granted
 	// clock times the parse and the conversion, with an Observer only
-	// (observeread.go).
+	//.
 	clock readClock
 }
 

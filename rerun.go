@@ -11,7 +11,7 @@ import (
 )
 
 // The re-run workers. A worker takes from the run queue either one query
-// or, for a command with a batch form, several (livebatch.go), runs them
+// or, for a command with a batch form, several (batch.go), runs them
 // with the registry's mutex released, and applies what the run learned.
 
 // maxBatch bounds the argument sets of one batched re-run.
@@ -22,6 +22,28 @@ const maxBatch = MaxBatch
 // trips through the registry's mutex, and their notifications queued
 // together.
 const maxChunk = 16
+
+// runner is the registry's state of re-runs: the run queue and the
+// workers that drain it. The registry's mutex guards it; maxRuns, liveCtx,
+// freshCalls and digests are set when the registry is made and only read.
+type runner struct {
+	// maxRuns bounds the re-runs running at once.
+	maxRuns int
+	// liveCtx holds the values of every re-run's context: origin Live.
+	liveCtx context.Context
+	// freshCalls: each re-run gets a middleware.Call of its own, as
+	// middleware of the user's may keep it (job.call).
+	freshCalls bool
+	digests    *digest.Hasher
+
+	runq     runQueue // queries waiting for a worker
+	workers  int      // worker goroutines alive
+	idleJobs []*job   // the jobs of workers gone, for those to come
+	inflight int      // queries whose re-run is running
+	reruns   uint64
+	// late counts re-runs that outlived their deadline (WithRerunTimeout).
+	late uint64
+}
 
 // job is what a worker took from the run queue, and what running it gave:
 // one query, a chunk of queries run one by one, or a batch run in one
@@ -47,7 +69,7 @@ type job struct {
 	// ran is how many of a chunk's queries ran: those after did not
 	// start, because Close began.
 	ran int
-	// With an Observer only (liveobserve.go): what caused each query's
+	// With an Observer only (observe.go): what caused each query's
 	// run, and the observations of the runs (one per query, or the
 	// batch's), reported once the registry's lock is released.
 	causes []*rerunCauses
@@ -159,7 +181,7 @@ func (r *liveRegistry) jobLocked() *job {
 	return new(job)
 }
 
-// report tells the Observer how the job's runs went (liveobserve.go).
+// report tells the Observer how the job's runs went (observe.go).
 func (j *job) report() {
 	for i := range j.obs {
 		j.obs[i].report()

@@ -17,13 +17,13 @@ import (
 //
 // mcp-go answers every error a resource handler returns with JSON-RPC -32603
 // and no data, so a read cannot say "-32602, and here are the fields" from
-// inside mcp-go. The adapter's OnError hook (wire.go) knows the exact error
+// inside mcp-go. The adapter's OnError hook (errors.go) knows the exact error
 // and leaves it in an errorBox (below) it finds in the request's context,
 // keyed by the request id. The edges put a box into the context they hand
 // mcp-go and, where an error response for an id with an entry goes by, swap
 // in the entry:
 //
-//   - HandleMessage (message.go), around MCPServer.HandleMessage: the seam
+//   - HandleMessage, around MCPServer.HandleMessage: the seam
 //     for in-process use and for adaptertest;
 //   - HTTPHandler (http.go), in the bytes Streamable HTTP writes, JSON
 //     bodies and event streams alike;

@@ -74,7 +74,7 @@ func ReadsAt(ctx context.Context, i int, keys ...string) {
 }
 
 // record records keys for argument set i in the recorder ctx carries: a
-// re-run's context (livecontext.go), or a first run's recorder
+// re-run's context, or a first run's recorder
 // (withReadRecorder).
 func record(ctx context.Context, i int, keys []string) {
 	switch rec := ctx.Value(readRecorderKey{}).(type) {
@@ -203,7 +203,7 @@ func (r *readRecorder) readSet(i int, static, prev []string) []string {
 }
 
 // runContext is the context of one re-run of a live query, or of one
-// batched re-run of several (livebatch.go). It behaves as
+// batched re-run of several (batch.go). It behaves as
 // context.WithTimeout(values, d) would, cancelled besides when the
 // registry drops the queries it runs for or Close gives up on it, and it
 // carries the run's read recorder. values is the registry's: a context

@@ -34,6 +34,20 @@ import (
 // A sub is one subscription: one URI, as the client spelled it, on one
 // stream, sharing the query of its command and canonical arguments.
 
+// subscribers is the registry's record of who holds subscriptions, guarded
+// by the registry's mutex but refused, which is counted without it.
+type subscribers struct {
+	conns      map[server.ClientSession]*conn
+	registered map[server.ClientSession]struct{}
+	listens    map[*mcp.SubscriptionsListenRequest]*stream
+	// clients counts the subscriptions held and being made per client key
+	// (Adapter.clientKey), for the cap across connections.
+	clients map[string]int
+	subs    int // subscriptions held
+	// refused counts the subscriptions refused.
+	refused atomic.Uint64
+}
+
 type stream struct {
 	c *conn
 	// id is the JSON-RPC id of the subscriptions/listen request, which the
@@ -71,7 +85,7 @@ type sub struct {
 	q    *query
 	st   *stream
 	qi   int   // index in q.subs
-	slot int32 // its place among its conn's (liveoutbox.go)
+	slot int32 // its place among its conn's (conn.go)
 	// gone: ended. Set under the registry's mutex, and read without it by
 	// delivery on GET streams, which queues again only what did not end.
 	gone atomic.Bool
@@ -479,7 +493,7 @@ func (f *foreignURIs) has(uri string) bool {
 
 // clientKey is the key of the client a request comes from, for the cap
 // of WithClientSubscriptionCap. A key function that panics gives "", one
-// key shared by every such request (userpanic.go).
+// key shared by every such request (command.go).
 func (a *Adapter) clientKey(ctx context.Context, command string) (key string) {
 	var err error
 	defer func() {

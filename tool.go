@@ -61,7 +61,7 @@ func (a *Adapter) callTool(ctx context.Context, c *command, req mcp.CallToolRequ
 // canonicalArguments re-encodes a tools/call's arguments as canonical JSON
 // (object keys sorted), the form every invocation path hands the command.
 // JSON that is not one object, or that gives a key twice anywhere
-// (jsonkeys.go), is refused.
+// (internal/jsonkeys), is refused.
 func canonicalArguments(args any) (json.RawMessage, error) {
 	if args == nil {
 		return json.RawMessage("{}"), nil

@@ -92,7 +92,7 @@ func (c *command) argsFromURI(values map[string]string) (json.RawMessage, error)
 
 // check decodes and checks raw. prior are the failures of a read's
 // conversion, whose fields raw leaves out. A panic of the arguments type's
-// own code (Validate, UnmarshalJSON) fails the call alone (userpanic.go).
+// own code (Validate, UnmarshalJSON) fails the call alone (command.go).
 func (c *command) check(raw []byte, prior []issue) (args any, err error) {
 	defer recoverUserPanic(c.logger, c.name, "checking the arguments", &err)
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
