@@ -162,6 +162,25 @@ const (
 	MaxCauses    = 8
 )
 
+// observe begins the Observer's observation of op, or none, at the cost of
+// a branch, when no Observer is set: every read, tools/call and re-run
+// takes one path, and observing is a hook on it.
+func (a *Adapter) observe(ctx context.Context, op Op) (context.Context, Observation) {
+	if a.cfg.observer == nil {
+		return ctx, noObservation{}
+	}
+	return a.cfg.observer.Observe(ctx, op)
+}
+
+// now is the time, for an Observer's phases; the zero time when no
+// Observer is set, so that an unobserved path reads no clock.
+func (a *Adapter) now() time.Time {
+	if a.cfg.observer == nil {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
 // outcomeOf classifies what an invocation returned, as the agent sees it.
 func outcomeOf(err error) Outcome {
 	if err == nil {

@@ -62,9 +62,7 @@ func (a *Adapter) routeRead(ctx context.Context, _ any, req *mcp.ReadResourceReq
 	req.Params.Meta.AdditionalFields[readStateKey] = st
 	if _, structural := st.err.(*uriError); structural || st.err == errNotGranted {
 		req.Params.URI = ""
-		if a.cfg.observer != nil {
-			a.observeUnrouted(ctx, st) // observer: the read ends here
-		}
+		a.observeUnrouted(ctx, st) // the read ends here
 		return
 	}
 	req.Params.URI = st.cmd.routeURI
@@ -90,22 +88,15 @@ func (a *Adapter) resolve(ctx context.Context, uri string) *readState {
 		st.err = errNotGranted
 		return st
 	}
-	timed := a.cfg.observer != nil
-	if timed {
-		st.clock.start = time.Now()
-	}
+	st.clock.start = a.now()
 	values, err := c.tmpl.parse(uri)
-	if timed {
-		st.clock.parsed = time.Now()
-	}
+	st.clock.parsed = a.now()
 	if err != nil {
 		st.err = err
 		return st
 	}
 	args, err := c.argsFromURI(values)
-	if timed {
-		st.clock.converted = time.Now()
-	}
+	st.clock.converted = a.now()
 	if err != nil {
 		st.err = err
 		return st
@@ -125,7 +116,8 @@ func readStateFrom(req mcp.ReadResourceRequest) *readState {
 
 // readHandler serves the reads routed to c: the command runs as the agent,
 // through the same path as a tools/call, and the result is one
-// application/json text content whose URI is the one the client sent.
+// application/json text content whose URI is the one the client sent. The
+// Observer, if any, sees each phase (observe).
 func (a *Adapter) readHandler(c *command) server.ResourceHandlerFunc {
 	return func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 		st := readStateFrom(req)
@@ -135,22 +127,68 @@ func (a *Adapter) readHandler(c *command) server.ResourceHandlerFunc {
 			// guess at arguments mcp-go may have dropped.
 			return nil, notFound(ctx, req.Params.URI, "")
 		}
-		if a.cfg.observer != nil {
-			return a.readObserved(ctx, c, st) // observeread.go
-		}
-		if st.err != nil {
-			return nil, a.readError(ctx, c, st.uri, st.err)
-		}
-		res, err := c.invoke(ctx, middleware.Agent, st.args)
-		var contents []mcp.ResourceContents
-		if err == nil {
-			contents, err = readContents(st, res)
-		}
+		ctx, o := a.observe(ctx, Op{Kind: OpRead, Command: c.name, URI: st.uri, Start: st.clock.start})
+		st.clock.observePhases(o)
+		contents, err := a.read(ctx, o, c, st)
+		o.End(requestOutcome(ctx, err), err)
 		if err != nil {
 			return nil, a.readError(ctx, c, st.uri, err)
 		}
 		return contents, nil
 	}
+}
+
+// read runs c for the read st, telling o how long validating the arguments
+// and running the command took.
+func (a *Adapter) read(ctx context.Context, o Observation, c *command, st *readState) ([]mcp.ResourceContents, error) {
+	if st.err != nil {
+		return nil, st.err
+	}
+	began := a.now()
+	args, err := c.decode(st.args)
+	validated := a.now()
+	o.Phase(PhaseValidate, began, validated)
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.invokeDecoded(ctx, middleware.Agent, args, st.args)
+	o.Phase(PhaseCommand, validated, a.now())
+	if err != nil {
+		return nil, err
+	}
+	return readContents(st, res)
+}
+
+// readClock is when the phases of a read that routeRead runs began and
+// ended, with an Observer: the parse from start to parsed, the conversion
+// from parsed to converted. A zero time is a phase that did not run, or
+// a read no Observer sees.
+type readClock struct {
+	start, parsed, converted time.Time
+}
+
+// observePhases reports the phases routeRead ran.
+func (k *readClock) observePhases(o Observation) {
+	if k.parsed.IsZero() {
+		return
+	}
+	o.Phase(PhaseParse, k.start, k.parsed)
+	if !k.converted.IsZero() {
+		o.Phase(PhaseConvert, k.parsed, k.converted)
+	}
+}
+
+// observeUnrouted observes a read that routeRead answers by itself, as
+// resource-not-found: a URI that does not fit its template, or a command
+// the session is not granted.
+func (a *Adapter) observeUnrouted(ctx context.Context, st *readState) {
+	start := st.clock.start
+	if start.IsZero() {
+		start = a.now()
+	}
+	_, o := a.observe(ctx, Op{Kind: OpRead, Command: st.cmd.name, URI: st.uri, Start: start})
+	st.clock.observePhases(o)
+	o.End(OutcomeNotFound, st.err)
 }
 
 // readContents is the answer of a read whose command returned res: one

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -19,14 +18,9 @@ import (
 // the command's type, run through the middleware chain as the agent.
 func (a *Adapter) toolHandler(c *command) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		var o Observation
-		if obs := a.cfg.observer; obs != nil {
-			ctx, o = obs.Observe(ctx, Op{Kind: OpCall, Command: c.name, Start: time.Now()})
-		}
+		ctx, o := a.observe(ctx, Op{Kind: OpCall, Command: c.name, Start: a.now()})
 		out, err := a.callTool(ctx, c, req)
-		if o != nil {
-			o.End(requestOutcome(ctx, err), err)
-		}
+		o.End(requestOutcome(ctx, err), err)
 		if err != nil {
 			return a.toolError(ctx, c, err), nil
 		}
