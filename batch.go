@@ -205,11 +205,11 @@ func (r *liveRegistry) rerunBatch(j *job) {
 		reads := rc.rec.readSet(i, c.reads, j.prev[i])
 		switch {
 		case whole != nil:
-			j.outs[i] = r.outcomeOf(c, nil, false, whole, reads)
+			j.outs[i] = r.resultOf(c, nil, false, whole, reads)
 		case errs != nil && errs[i] != nil:
-			j.outs[i] = r.outcomeOf(c, nil, false, errs[i], reads)
+			j.outs[i] = r.resultOf(c, nil, false, errs[i], reads)
 		default:
-			j.outs[i] = r.outcomeOf(c, c.batch.item(res, i), false, nil, reads)
+			j.outs[i] = r.resultOf(c, c.batch.item(res, i), false, nil, reads)
 		}
 		if j.outs[i].err != nil {
 			r.logRerunError(q, j.outs[i].err)

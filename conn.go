@@ -11,7 +11,7 @@ import (
 )
 
 // delivery is the registry's part in getting notifications out of the
-// connections' outboxes: the bursts held for the wave, the delivery
+// connections' outboxes: the bursts held for the round, the delivery
 // goroutines, and the legacy sessions served on GET streams. The
 // registry's mutex guards held, streamConns and notifiedGone; gets has its
 // own mutex; the counters are atomic; batches and streamWriteTimeout need
@@ -20,7 +20,7 @@ type delivery struct {
 	// batches are the arrays delivery goroutines take outboxes in
 	// (*[]outNote): one per goroutine alive, kept for the next.
 	batches sync.Pool
-	held    heldConns // outboxes waiting for the wave
+	held    heldConns // outboxes waiting for the round
 	// streamConns are the conns delivered to on GET streams, by session
 	// ID, and gets the open GET streams (httpstream.go).
 	streamConns map[string]*conn
@@ -43,7 +43,7 @@ type delivery struct {
 // A conn is one session's part in the registry: what its subscriptions
 // count against (the cap), and its outbox of notifications with the
 // delivery that empties it (see "Who holds a subscription" in
-// subscribe.go). Its mutex guards the outbox, but while the conn is quiet
+// subscribe.go). Its mutex guards the outbox, but while the conn is under the registry
 // (below); the registry's mutex guards the rest.
 type conn struct {
 	session server.ClientSession
@@ -55,15 +55,15 @@ type conn struct {
 	legacy  *stream              // resources/subscribe, made on first use
 	// n counts the subscriptions held and those being made, for the cap.
 	n int
-	// held: its notifications wait for the re-run wave.
+	// held: its notifications wait for the round of re-runs.
 	held bool
-	// quiet: held, with no delivery under way. Only
+	// underRegistry: held, with no delivery under way. Only
 	// goroutines holding the registry's mutex touch the outbox then, so
 	// enqueueLocked queues without taking mu: on a fan-out, a lock for
 	// each of ten thousand notifications. Whatever ends it (a flush, or a
 	// delivery starting) clears it under the registry's mutex before a
 	// delivery may touch the outbox.
-	quiet bool
+	underRegistry bool
 	// streamID, when not "", is the ID of a legacy Streamable HTTP session
 	// served through HTTPHandler: its notifications go to the session's GET
 	// stream (httpstream.go), not to its channel. Set once, before any
@@ -77,7 +77,7 @@ type conn struct {
 	freeSlots []int32
 
 	// mu guards the outbox: slots, queue, pending,
-	// delivering, dropLater and notified, except while quiet, when the
+	// delivering, dropLater and notified, except while underRegistry, when the
 	// registry's mutex guards queue and pending. Lock order: the
 	// registry's mutex, then this.
 	mu    sync.Mutex
@@ -262,14 +262,14 @@ func (c *conn) takeLocked(batch []outNote) []outNote {
 // enqueueLocked queues a notification for ref, one of a query's
 // subscriptions (never one that ended), unless one is pending, and starts
 // its connection's delivery goroutine when none runs and the connection has
-// somewhere to deliver, or holds it for the wave. r.mu is
+// somewhere to deliver, or holds it for the round. r.mu is
 // held; the outbox itself is guarded by its conn's own mutex, so that
-// delivery never waits for the registry, but while the conn is quiet
-// (enqueueQuietLocked).
+// delivery never waits for the registry, but while the conn is under the registry
+// (enqueueUnderRegistryLocked).
 func (r *liveRegistry) enqueueLocked(ref subRef) {
 	c := ref.c
-	if c.quiet {
-		r.enqueueQuietLocked(c, ref.slot)
+	if c.underRegistry {
+		r.enqueueUnderRegistryLocked(c, ref.slot)
 		return
 	}
 	c.mu.Lock()
@@ -280,10 +280,10 @@ func (r *liveRegistry) enqueueLocked(ref subRef) {
 	c.pushLocked(ref.slot)
 	start := !c.delivering && r.canDeliver(c)
 	hold := false
-	if start && len(c.queue) < holdBurst && r.waveLocked() {
+	if start && len(c.queue) < holdBurst && r.rerunningLocked() {
 		// No delivery under way, and none starts before the flush or a
-		// full burst: quiet.
-		start, hold, c.quiet = false, !c.held, true
+		// full burst: under the registry.
+		start, hold, c.underRegistry = false, !c.held, true
 	}
 	c.delivering = c.delivering || start
 	c.mu.Unlock()
@@ -295,16 +295,16 @@ func (r *liveRegistry) enqueueLocked(ref subRef) {
 	}
 }
 
-// enqueueQuietLocked is enqueueLocked for a quiet conn: held, with no
+// enqueueUnderRegistryLocked is enqueueLocked for a conn under the registry: held, with no
 // delivery under way, so that its outbox is the registry's alone. Its
 // delivery starts as enqueueLocked's would: once the outbox holds
-// holdBurst, or the wave is over.
-func (r *liveRegistry) enqueueQuietLocked(c *conn, slot int32) {
+// holdBurst, or the round is over.
+func (r *liveRegistry) enqueueUnderRegistryLocked(c *conn, slot int32) {
 	if c.pendingLocked(slot) {
 		return
 	}
 	c.pushLocked(slot)
-	if len(c.queue) < holdBurst && r.waveLocked() || !r.canDeliver(c) {
+	if len(c.queue) < holdBurst && r.rerunningLocked() || !r.canDeliver(c) {
 		return
 	}
 	c.mu.Lock()
@@ -315,9 +315,9 @@ func (r *liveRegistry) enqueueQuietLocked(c *conn, slot int32) {
 		return
 	}
 	// Its burst is whole: the goroutine that queued it hands it over once
-	// it has released the registry's mutex, as it does the wave's last
+	// it has released the registry's mutex, as it does the round's last
 	// (takeReadyLocked), rather than a goroutine started for it.
-	c.quiet = false
+	c.underRegistry = false
 	r.deliverers.Add(1)
 	r.held.ready = append(r.held.ready, c)
 }
@@ -345,41 +345,41 @@ func resourceUpdated(p mcp.NotificationParams) mcp.JSONRPCNotification {
 	}
 }
 
-// Bursts: notifications wait for the re-run wave they belong to.
+// Bursts: notifications wait for the round of re-runs they belong to.
 //
 // A change that re-runs many queries notifies their subscribers one re-run
 // at a time. Handed over as they come, a session's notifications would
 // trickle in, and each would start its connection's delivery goroutine
 // again and wake its transport again: on the fan-out benchmark, fifteen
 // hundred goroutines an op for 157 sessions. So while re-runs are running
-// or queued (a wave), a connection whose outbox was empty holds its
-// notifications, and its delivery starts when the wave ends, or when its
+// or queued (a round), a connection whose outbox was empty holds its
+// notifications, and its delivery starts when the round ends, or when its
 // outbox holds holdBurst of them, or holdMax after the first was held,
-// whichever comes first: one burst per session and wave, most of the time,
-// and never more than holdMax late for the wave.
+// whichever comes first: one burst per session and round, most of the time,
+// and never more than holdMax late for the round.
 //
-// Outside a wave (the last re-run of one, or a subscription's first run
+// Outside a round (the last re-run of one, or a subscription's first run
 // that differs from a shared query's state) delivery starts at once.
 
 const (
 	// holdBurst is how many notifications a held outbox fills before it
 	// is delivered anyway: the default subscription cap, so that a
-	// session's whole burst waits for its wave, and within mcp-go's
+	// session's whole burst waits for its round, and within mcp-go's
 	// channel of 100, so that the flush hands it over without waiting.
 	holdBurst = DefaultSubscriptionCap
-	// holdMax bounds how long a notification is held while the wave goes
+	// holdMax bounds how long a notification is held while the round goes
 	// on.
 	holdMax = 5 * time.Millisecond
 )
 
-// heldConns are the connections whose notifications wait for the wave.
+// heldConns are the connections whose notifications wait for the round.
 type heldConns struct {
 	conns []*conn
 	// ready are the held connections delivered to through their session's
 	// channel whose outboxes are left to the goroutine that made them
 	// ready, to hand over with the registry's mutex released
 	// (deliverReady): those of the flush, and those whose burst filled
-	// during the wave (enqueueQuietLocked). Each counts as a delivery
+	// during the round (enqueueUnderRegistryLocked). Each counts as a delivery
 	// under way.
 	ready []*conn
 	// timer flushes them holdMax after the first was held; made once and
@@ -387,12 +387,12 @@ type heldConns struct {
 	timer *time.Timer
 }
 
-// waveLocked reports whether re-runs are running or waiting.
-func (r *liveRegistry) waveLocked() bool {
+// rerunningLocked reports whether re-runs are running or waiting.
+func (r *liveRegistry) rerunningLocked() bool {
 	return r.inflight > 0 || r.runq.n > 0
 }
 
-// holdLocked makes c wait for the wave.
+// holdLocked makes c wait for the round.
 func (r *liveRegistry) holdLocked(c *conn) {
 	c.held = true
 	r.held.conns = append(r.held.conns, c)
@@ -427,7 +427,7 @@ func (r *liveRegistry) flushHeldLocked() {
 	r.held.timer.Stop() // when it already fired, its flush finds nothing
 	for i, c := range r.held.conns {
 		r.held.conns[i] = nil
-		c.held, c.quiet = false, false
+		c.held, c.underRegistry = false, false
 		c.mu.Lock()
 		start := !c.delivering && len(c.queue) > 0 && r.canDeliver(c)
 		c.delivering = c.delivering || start
@@ -478,9 +478,9 @@ func (r *liveRegistry) startReadyLocked() {
 // is to be forgotten.
 
 // startDelivery starts the delivery goroutine of c, marked delivering;
-// c is quiet no more. r.mu is held.
+// c is under the registry no more. r.mu is held.
 func (r *liveRegistry) startDelivery(c *conn) {
-	c.quiet = false
+	c.underRegistry = false
 	r.deliverers.Add(1)
 	go r.deliver(c)
 }

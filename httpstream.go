@@ -195,9 +195,9 @@ const closeWriteGrace = time.Second
 // refuse (Close).
 func (gs *getStream) abort() { gs.writes.abort(gs.w) }
 
-// hurry bounds the write under way, if any, and the next ones by
+// shortenDeadline bounds the write under way, if any, and the next ones by
 // closeWriteGrace (Close).
-func (gs *getStream) hurry() { gs.writes.hurry(gs.w, closeWriteGrace) }
+func (gs *getStream) shortenDeadline() { gs.writes.shortenDeadline(gs.w, closeWriteGrace) }
 
 // finish closes the stream when the handler returns: its writer is no
 // longer the adapter's to use.
@@ -247,10 +247,10 @@ func viaHTTPEdge(ctx context.Context) bool {
 type getStreams struct {
 	mu sync.Mutex
 	m  map[string][]*getStream
-	// hurried and aborted: Close has hurried, then aborted, every stream;
-	// a stream that opens after it is hurried or aborted as it opens, as
+	// shortened and aborted: Close has shortened, then aborted, every stream;
+	// a stream that opens after it is shortened or aborted as it opens, as
 	// if it had been open then.
-	hurried, aborted bool
+	shortened, aborted bool
 }
 
 func (s *getStreams) add(gs *getStream) {
@@ -259,8 +259,8 @@ func (s *getStreams) add(gs *getStream) {
 	switch {
 	case s.aborted:
 		gs.abort()
-	case s.hurried:
-		gs.hurry()
+	case s.shortened:
+		gs.shortenDeadline()
 	}
 	if s.m == nil {
 		s.m = make(map[string][]*getStream)
@@ -291,8 +291,8 @@ func (s *getStreams) newest(id string) *getStream {
 	return list[len(list)-1]
 }
 
-// hurryAll hurries every stream, and those that open from now on (Close).
-func (s *getStreams) hurryAll() { s.forAll(&s.hurried, (*getStream).hurry) }
+// shortenAllDeadlines shortens the deadline of every stream, and those that open from now on (Close).
+func (s *getStreams) shortenAllDeadlines() { s.forAll(&s.shortened, (*getStream).shortenDeadline) }
 
 // abortAll aborts every stream, and those that open from now on (Close).
 func (s *getStreams) abortAll() { s.forAll(&s.aborted, (*getStream).abort) }
@@ -315,7 +315,7 @@ func (s *getStreams) forAll(mark *bool, f func(*getStream)) {
 // stream, a subscriptions/listen event stream) whose client stopped
 // reading, without waiting for the lock the blocked write holds:
 // abort sets a past write deadline on the write under way, and every write
-// after it refuses; hurry shortens the deadline of the write under way,
+// after it refuses; shortenDeadline shortens the deadline of the write under way,
 // and of those after it, to a grace.
 //
 // mu guards the deadlines, never a write: a write sets its deadline and
@@ -329,7 +329,7 @@ type streamWrites struct {
 	mu      sync.Mutex
 	writing atomic.Bool // set under mu; read without it by tests
 	aborted bool
-	// grace, when not 0, bounds every write from now on (hurry).
+	// grace, when not 0, bounds every write from now on (shortenDeadline).
 	grace time.Duration
 	// deadline is the write deadline of the write under way; zero for
 	// none.
@@ -339,7 +339,7 @@ type streamWrites struct {
 var errStreamAborted = errors.New("the response stream was cut short by Close")
 
 // do runs write, a write into w, within timeout (none when 0) or the
-// grace hurry set, whichever is shorter, unless abort was called: then, or
+// grace shortenDeadline set, whichever is shorter, unless abort was called: then, or
 // when abort comes while it runs, it fails.
 func (s *streamWrites) do(w http.ResponseWriter, timeout time.Duration, write func() error) error {
 	rc := http.NewResponseController(w)
@@ -379,11 +379,11 @@ func (s *streamWrites) abort(w http.ResponseWriter) {
 	s.setDeadlineLocked(w, time.Now())
 }
 
-// hurry bounds the write into w under way, and every one after it, by
+// shortenDeadline bounds the write into w under way, and every one after it, by
 // grace from when it begins: Close's first step waits for the writes under
 // way, and a client that reads takes an event in far less, where one that
 // does not read would hold Close for the whole write timeout.
-func (s *streamWrites) hurry(w http.ResponseWriter, grace time.Duration) {
+func (s *streamWrites) shortenDeadline(w http.ResponseWriter, grace time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.grace = grace

@@ -71,7 +71,7 @@ func (a *Adapter) Close(ctx context.Context) error {
 	// waiting but writing, for as long as the stream's write timeout;
 	// from now on a write there that the client does not take within
 	// closeWriteGrace fails, and the delivery ends.
-	r.gets.hurryAll()
+	r.gets.shortenAllDeadlines()
 	settled := r.waitFor(ctx, func() bool { return r.workers == 0 && r.deliverers.Load() == r.waiting.Load() })
 	if settled != nil {
 		r.cancelQueries()

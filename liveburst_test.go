@@ -12,7 +12,7 @@ import (
 	"github.com/mcplive/adapter/middleware"
 )
 
-// Notifications wait for the wave of re-runs they belong to, but not for
+// Notifications wait for the round of re-runs they belong to, but not for
 // a re-run that takes long: a subscriber hears its change while another
 // query of the same change still runs.
 func TestHeldNotificationsDoNotWaitForASlowRun(t *testing.T) {

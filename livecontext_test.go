@@ -248,7 +248,7 @@ func TestRerunContextKeptErrIsStable(t *testing.T) {
 
 // The runs of a chunk (a worker takes several queries of a command at
 // once, their contexts made together) each have a context of their own:
-// live while its run runs, cancelled once the wave is over.
+// live while its run runs, cancelled once the round is over.
 func TestRerunChunkContextsAreTheirOwn(t *testing.T) {
 	const queries = 48 // enough waiting that workers take chunks
 	var (
@@ -293,7 +293,7 @@ func TestRerunChunkContextsAreTheirOwn(t *testing.T) {
 	}
 	for i, k := range kept {
 		if k.Err() != context.Canceled {
-			t.Errorf("run %d's context after the wave: %v", i, k.Err())
+			t.Errorf("run %d's context after the round: %v", i, k.Err())
 		}
 	}
 }

@@ -171,7 +171,7 @@ func TestNoNotificationAfterUnsubscribe(t *testing.T) {
 	waitIdle(t, a)
 	c.updates()
 
-	// The hand-over at the end of the wave finds the channel full and
+	// The hand-over at the end of the round finds the channel full and
 	// leaves the rest to a delivery goroutine, which takes the outbox and
 	// is stopped at the gate, before it sends.
 	c.fill()

@@ -136,12 +136,12 @@ type query struct {
 	seq uint64
 }
 
-func newQuery(key queryKey, args any, raw json.RawMessage, out outcome) *query {
+func newQuery(key queryKey, args any, raw json.RawMessage, out runResult) *query {
 	return &query{key: key, args: args, raw: raw, reads: out.reads, digest: out.digest}
 }
 
-// outcome is what one run of a query learned.
-type outcome struct {
+// runResult is what one run of a query learned.
+type runResult struct {
 	digest digest.Digest
 	reads  []string
 	err    error
@@ -325,18 +325,18 @@ func (r *liveRegistry) queueLocked(q *query) {
 
 // run runs c once with args, as origin, and learns its read set and
 // digest: the first run of a subscription.
-func (r *liveRegistry) run(ctx context.Context, c *command, args any, raw json.RawMessage, origin middleware.Origin) outcome {
+func (r *liveRegistry) run(ctx context.Context, c *command, args any, raw json.RawMessage, origin middleware.Origin) runResult {
 	ctx, rec := withReadRecorder(ctx)
 	res, err := c.invokeDecoded(ctx, origin, args, raw)
-	return r.outcomeOf(c, res, false, err, rec.finish(c.reads))
+	return r.resultOf(c, res, false, err, rec.finish(c.reads))
 }
 
-// outcomeOf is the outcome of a run that returned res and err and read
+// resultOf is the outcome of a run that returned res and err and read
 // reads; inSlot, that res is the run's result slot (resultSlot), a *R
 // holding the result. The digest of a failure is that of its message, so
 // that a query that starts or stops failing counts as changed.
-func (r *liveRegistry) outcomeOf(c *command, res any, inSlot bool, err error, reads []string) outcome {
-	out := outcome{reads: reads}
+func (r *liveRegistry) resultOf(c *command, res any, inSlot bool, err error, reads []string) runResult {
+	out := runResult{reads: reads}
 	if err == nil {
 		out.digest, err = r.digestResult(c, res, inSlot)
 	}
@@ -362,7 +362,7 @@ func (r *liveRegistry) digestResult(c *command, res any, inSlot bool) (d digest.
 // under its new read set and, when the result differs, queues a
 // notification for each of its subscriptions and reports true (the caller
 // notes when, in q.lastChange: one clock read per job).
-func (r *liveRegistry) applyLocked(q *query, out outcome) (changed bool) {
+func (r *liveRegistry) applyLocked(q *query, out runResult) (changed bool) {
 	if !slices.Equal(q.reads, out.reads) {
 		r.index.remove(q, q.reads)
 		q.reads = out.reads

@@ -42,7 +42,7 @@ func TestRunQueueTurns(t *testing.T) {
 }
 
 // Once its arrays have grown, the run queue takes and queues without
-// allocating: a wave of re-runs goes through it a chunk at a time.
+// allocating: a round of re-runs goes through it a chunk at a time.
 func TestRunQueueTakesWithoutAllocating(t *testing.T) {
 	cmds := []*command{{name: "a"}, {name: "b"}, {name: "c"}}
 	var qs []*query
@@ -51,7 +51,7 @@ func TestRunQueueTakesWithoutAllocating(t *testing.T) {
 	}
 	var rq runQueue
 	buf := make([]*query, 0, maxChunk)
-	wave := func() {
+	round := func() {
 		for _, q := range qs {
 			rq.push(q)
 		}
@@ -61,8 +61,8 @@ func TestRunQueueTakesWithoutAllocating(t *testing.T) {
 			}
 		}
 	}
-	wave() // grows the arrays
-	if n := testing.AllocsPerRun(20, wave); n != 0 {
-		t.Fatalf("a wave through the run queue allocated %v times", n)
+	round() // grows the arrays
+	if n := testing.AllocsPerRun(20, round); n != 0 {
+		t.Fatalf("a round through the run queue allocated %v times", n)
 	}
 }

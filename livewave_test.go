@@ -65,11 +65,11 @@ func TestRerunsGoOldestFirst(t *testing.T) {
 	waitEmpty(t, a)
 }
 
-// At the end of a wave the worker that ended it hands each session's
+// At the end of a round the worker that ended it hands each session's
 // burst over itself (livedeliver.go, handOverNow); a session whose channel
 // cannot take the whole burst gets a delivery goroutine for the rest,
 // which waits for room, and counts as work for WaitIdle until it is done.
-func TestWaveBurstLargerThanTheChannel(t *testing.T) {
+func TestRoundBurstLargerThanTheChannel(t *testing.T) {
 	defer leakcheck.VerifyNone(t, leakcheck.Current())
 	const subs, room = 30, 10
 	st := newItemStore(subs)

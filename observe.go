@@ -360,7 +360,7 @@ type rerunObservation struct {
 	cmd string
 	// start is the Op's Start: the run's phase (ran) begins there.
 	start time.Time
-	// How the re-run went, noted under the registry's lock (settleLocked)
+	// How the re-run went, noted under the registry's lock (recordLocked)
 	// and told without it (report).
 	err      error
 	notified int
@@ -438,10 +438,10 @@ func sameContext(a, b context.Context) bool {
 	return v.Type() == reflect.TypeOf(b) && v.Comparable() && a == b
 }
 
-// settleLocked notes how the re-run went for q, once it was applied (or
+// recordLocked notes how the re-run went for q, once it was applied (or
 // not: late, or q dropped) and queued notified notifications. A batch's
 // observation is settled once per query.
-func (ro *rerunObservation) settleLocked(q *query, out outcome, late bool, notified int) {
+func (ro *rerunObservation) recordLocked(q *query, out runResult, late bool, notified int) {
 	if ro.o == nil {
 		return
 	}

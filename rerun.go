@@ -59,7 +59,7 @@ type job struct {
 	// prev are the queries' read sets when the job began: a subscription
 	// that shares a query may replace q.reads while it runs.
 	prev [][]string
-	outs []outcome
+	outs []runResult
 	// late: query i outlived its deadline; a batch's all do.
 	late   []bool
 	before uint64 // the change count when the job began
@@ -119,7 +119,7 @@ func (r *liveRegistry) work() {
 	j := r.jobLocked()
 	for {
 		if ready := r.takeReadyLocked(j.ready[:0]); len(ready) > 0 {
-			// Bursts this job filled, or the wave's last if it ended
+			// Bursts this job filled, or the round's last if it ended
 			// with this job: hand them over.
 			r.mu.Unlock()
 			r.deliverReady(ready)
@@ -158,7 +158,7 @@ func (r *liveRegistry) work() {
 	}
 	r.workers--
 	r.idleJobs = append(r.idleJobs, j) // emptied by finishLocked and report
-	if !r.waveLocked() {
+	if !r.rerunningLocked() {
 		r.flushHeldLocked()
 	}
 	ready := r.takeReadyLocked(nil) // j is idle: another worker may take it
@@ -169,7 +169,7 @@ func (r *liveRegistry) work() {
 
 // jobLocked is a job for a worker that starts: one a worker gone left
 // (idleJobs, at most maxRuns of them), or a new one. A job is 3 KB, with
-// the slices it grew besides, and workers come and go with every wave of
+// the slices it grew besides, and workers come and go with every round of
 // re-runs.
 func (r *liveRegistry) jobLocked() *job {
 	if n := len(r.idleJobs); n > 0 {
@@ -231,7 +231,7 @@ func (r *liveRegistry) nextLocked(j *job) bool {
 		}
 		j.rcs = append(j.rcs, rc)
 		j.prev = append(j.prev, q.reads)
-		j.outs = append(j.outs, outcome{})
+		j.outs = append(j.outs, runResult{})
 		j.late = append(j.late, false)
 	}
 	j.fallback = false
@@ -277,7 +277,7 @@ func (r *liveRegistry) rerunOne(j *job, i int, start time.Time) time.Time {
 		return now
 	}
 	inSlot := slot != nil && res == slot
-	j.outs[i] = r.outcomeOf(c, res, inSlot, err, rc.rec.readSet(-1, c.reads, j.prev[i]))
+	j.outs[i] = r.resultOf(c, res, inSlot, err, rc.rec.readSet(-1, c.reads, j.prev[i]))
 	if j.outs[i].err != nil {
 		r.logRerunError(q, j.outs[i].err)
 	}
@@ -285,7 +285,7 @@ func (r *liveRegistry) rerunOne(j *job, i int, start time.Time) time.Time {
 }
 
 // finishLocked applies what the job learned to its queries, queues again
-// those that changed while it ran, and, when the wave is over, delivers
+// those that changed while it ran, and, when the round is over, delivers
 // what waited for it.
 func (r *liveRegistry) finishLocked(j *job) {
 	if j.batched {
@@ -306,7 +306,7 @@ func (r *liveRegistry) finishLocked(j *job) {
 		}
 		notified := 0
 		if q.dropped {
-			j.settleLocked(i, q, notified)
+			j.recordLocked(i, q, notified)
 			continue
 		}
 		switch {
@@ -346,16 +346,16 @@ func (r *liveRegistry) finishLocked(j *job) {
 				q.lastChange, notified = now, len(q.subs)
 			}
 		}
-		j.settleLocked(i, q, notified)
+		j.recordLocked(i, q, notified)
 		if q.dirty && !r.closed {
 			q.dirty = false
 			r.queueLocked(q)
 		}
 	}
 	// The job's queries count as running until their notifications are
-	// queued, so that those of the wave's last job wait for its flush too.
+	// queued, so that those of the round's last job wait for its flush too.
 	r.inflight -= len(j.qs)
-	if !r.waveLocked() {
+	if !r.rerunningLocked() {
 		r.flushHeldLocked()
 	}
 	clear(j.calls[:min(len(j.qs), maxChunk)]) // keep no dropped query's arguments
@@ -368,9 +368,9 @@ func (r *liveRegistry) finishLocked(j *job) {
 	j.rcs, j.prev, j.outs, j.late = j.rcs[:0], j.prev[:0], j.outs[:0], j.late[:0]
 }
 
-// settleLocked notes in the observation of query i's run (the batch's,
+// recordLocked notes in the observation of query i's run (the batch's,
 // for a batch) how it went, with an Observer.
-func (j *job) settleLocked(i int, q *query, notified int) {
+func (j *job) recordLocked(i int, q *query, notified int) {
 	if len(j.obs) == 0 {
 		return
 	}
@@ -382,7 +382,7 @@ func (j *job) settleLocked(i int, q *query, notified int) {
 	if j.fallback {
 		out.err = ErrBatchFailed
 	}
-	j.obs[k].settleLocked(q, out, j.late[i], notified)
+	j.obs[k].recordLocked(q, out, j.late[i], notified)
 }
 
 // ErrBatchFailed is the error an Observer is told of a batched re-run

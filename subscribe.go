@@ -222,7 +222,7 @@ func (r *liveRegistry) admitLocked(s *stream, uri, client string) *rpcError {
 // fileLocked makes the subscription of rs on s, whose first run gave out,
 // sharing the query of its command and arguments or making it. before is
 // the change count when the run began.
-func (r *liveRegistry) fileLocked(s *stream, rs *readState, args any, out outcome, client string, before uint64) {
+func (r *liveRegistry) fileLocked(s *stream, rs *readState, args any, out runResult, client string, before uint64) {
 	key := queryKey{cmd: rs.cmd, args: string(rs.args)}
 	q := r.queries[key]
 	if q == nil {
