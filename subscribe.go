@@ -139,65 +139,84 @@ func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func()
 		r.mu.Unlock()
 		return rerr // nil for a URI the stream holds already
 	}
-	// Hold the places against the caps while the command runs.
-	s.c.n++
-	r.clients[client]++
-	before := r.changes
-	mk := s.making[rs.uri]
-	if mk == nil {
-		if s.making == nil {
-			s.making = make(map[string]*making)
-		}
-		mk = &making{}
-		s.making[rs.uri] = mk
-	}
-	mk.n++
-	unsubs := mk.unsubs
+	mk, unsubs, before := r.reserveLocked(s, rs.uri, client)
 	r.mu.Unlock()
 
 	out := r.run(ctx, c, args, rs.args, middleware.Agent)
 
 	r.mu.Lock()
-	// A first run that fails still makes the subscription, with the digest
-	// of its error: a watch on app://customers_show/99 hears when customer
-	// 99 is created, and a passing failure does not silently drop a URI
-	// from the acknowledgement. Only a refused rate limit refuses it, so
-	// that subscribing cannot be used to run commands past the limit.
-	//
-	// A request cancelled meanwhile (the HTTP client gone, or, for a
-	// listen, notifications/cancelled) makes none: its client will not
-	// hear, or will ignore, the answer, and would not know it holds the
-	// subscription. notifications/cancelled cannot reach the first run of
-	// resources/subscribe: subscribeHook runs before mcp-go registers the
-	// request's cancellation.
-	//
-	// An unsubscribe of the URI meanwhile makes none either, and the
-	// subscribe answers success: it was undone by the unsubscribe.
-	limited := out.err != nil && errors.As(out.err, new(*middleware.RateLimitError))
-	cancelled := ctx.Err() != nil
-	withdrawn := mk.unsubs != unsubs
-	if mk.n--; mk.n == 0 {
-		delete(s.making, rs.uri)
-	}
-	if ended, dup := s.ended, s.subs[rs.uri] != nil; limited || cancelled || ended || dup || withdrawn {
+	if rerr, drop := r.refuseFirstRunLocked(ctx, s, rs.uri, out, mk, unsubs); drop {
 		s.c.n--
 		r.releaseClientLocked(client)
 		r.maybeDropConnLocked(s.c)
 		r.mu.Unlock()
-		switch {
-		case limited:
+		if rerr == errRateLimitedFirstRun {
 			return a.readError(ctx, c, rs.uri, out.err)
-		case ended:
-			return errSubscriptionEnded
-		case cancelled:
-			return errSubscribeCancelled
 		}
-		return nil
+		return rerr
 	}
 	defer r.mu.Unlock()
 	r.fileLocked(s, rs, args, out, client, before)
 	r.signalLocked()
 	return nil
+}
+
+// reserveLocked holds the places of a subscription of uri on s, for
+// client, against the caps while its first run runs, and notes that it is
+// being made. It returns the note, the unsubscribes of uri it has seen,
+// and the registry's change count.
+func (r *liveRegistry) reserveLocked(s *stream, uri, client string) (mk *making, unsubs, before uint64) {
+	s.c.n++
+	r.clients[client]++
+	mk = s.making[uri]
+	if mk == nil {
+		if s.making == nil {
+			s.making = make(map[string]*making)
+		}
+		mk = &making{}
+		s.making[uri] = mk
+	}
+	mk.n++
+	return mk, mk.unsubs, r.changes
+}
+
+// errRateLimitedFirstRun marks a first run the rate limit refused: its
+// error is the read's (refuseFirstRunLocked).
+var errRateLimitedFirstRun = &rpcError{Message: "rate limited"}
+
+// refuseFirstRunLocked ends the making of the subscription of uri on s,
+// whose first run learned out, and says whether it is dropped rather
+// than made, with the error to answer (nil for success).
+//
+// A first run that fails still makes the subscription, with the digest of
+// its error: a watch on app://customers_show/99 hears when customer 99 is
+// created, and a passing failure does not silently drop a URI from the
+// acknowledgement. Only a refused rate limit refuses it, so that
+// subscribing cannot be used to run commands past the limit.
+//
+// A request cancelled meanwhile (the HTTP client gone, or, for a listen,
+// notifications/cancelled) makes none: its client will not hear, or will
+// ignore, the answer, and would not know it holds the subscription.
+// notifications/cancelled cannot reach the first run of
+// resources/subscribe: subscribeHook runs before mcp-go registers the
+// request's cancellation.
+//
+// An unsubscribe of the URI meanwhile makes none either, and the subscribe
+// answers success: it was undone by the unsubscribe.
+func (r *liveRegistry) refuseFirstRunLocked(ctx context.Context, s *stream, uri string, out runResult, mk *making, unsubs uint64) (rerr *rpcError, drop bool) {
+	limited := out.err != nil && errors.As(out.err, new(*middleware.RateLimitError))
+	if mk.n--; mk.n == 0 {
+		delete(s.making, uri)
+	}
+	switch {
+	case limited:
+		return errRateLimitedFirstRun, true
+	case s.ended:
+		return errSubscriptionEnded, true
+	case ctx.Err() != nil:
+		return errSubscribeCancelled, true
+	}
+	return nil, s.subs[uri] != nil || mk.unsubs != unsubs
 }
 
 // admitLocked says whether stream s may take one more subscription, for
