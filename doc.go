@@ -73,34 +73,5 @@
 // [Adapter.LiveStats] and [Adapter.LiveQueries] report the registry's
 // state, and [Adapter.DebugHandler] serves a page that follows it live.
 //
-// # Where things are
-//
-// The files follow a URI from the wire to the command:
-//
-//   - adapter.go: Wrap, Live, Command; options.go: the options of Wrap;
-//     command.go: a command and its options, Call;
-//   - schema.go, outputschema.go: the published input and output schemas;
-//     fields.go: a type's fields as encoding/json sees them; template.go,
-//     reason.go: schema to template, or why none;
-//   - read.go: how a read is routed; expand.go: URI to strings; convert.go:
-//     strings to typed JSON; validate.go, schemaissues.go, fieldmessages.go:
-//     the schema's checks and their words; numbers.go: numbers Go rounds,
-//     and their bounds; decode.go: JSON to A, Validate;
-//   - tool.go: tools/call; jsonkeys.go, mapkeys.go: arguments that give a
-//     key twice; requestkeys.go: requests that do; complete.go: completion;
-//     inspect.go: Inspect;
-//   - errors.go: the errors a command returns and gets; wire.go: what each
-//     failure answers; rewrite.go: how the edges swap in the exact error;
-//     message.go, http.go, httpguard.go, httpstream.go, streamwrites.go,
-//     stdio.go: the edges;
-//   - live*.go: the live registry (liveregistry.go first), lifecycle.go:
-//     Close, changefeed.go: the feed's interface;
-//   - observe.go: the Observer of metrics and traces, observeguard.go: its
-//     panics, observeread.go and liveobserve.go: what reads, calls and
-//     re-runs tell it; livequeries.go and livestats.go: the registry's
-//     state; debugpage.go, debugstream.go and the debugpage folder: the
-//     live page for people;
-//   - hooks.go: what Wrap adds to the server's hooks; mcpgo.go: the three
-//     reads of mcp-go internals, each checked by a test; userpanic.go: the
-//     user's panics outside the middleware chain.
+// How it works inside, file by file, is in docs/architecture.md.
 package adapter
