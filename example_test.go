@@ -1,10 +1,28 @@
 package adapter_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/signal"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcplive/adapter"
@@ -141,4 +159,466 @@ func ExampleWithMiddleware() {
 	res, err := a.Call(context.Background(), "customers_export", struct{}{})
 	fmt.Println(res, err)
 	// Output: all of it <nil>
+}
+
+// A live command with a batch form. Agents watch three customers; a change
+// to the customers table re-runs all three subscriptions, and the registry
+// asks for them in one call of the batch form (in a real store, one query
+// with WHERE id IN (...)) instead of three of the command. Each subscriber
+// still hears only of its own customer, and only when it changed.
+func ExampleWithBatch() {
+	db := &watchDB{names: map[int64]string{1: "Ada Lovelace", 2: "Alan Turing", 3: "Grace Hopper"}}
+	show := func(ctx context.Context, args ShowArgs) (Customer, error) {
+		adapter.Reads(ctx, fmt.Sprintf("customers/%d", args.ID))
+		return db.customer(ctx, args.ID)
+	}
+	showMany := func(ctx context.Context, args []ShowArgs) ([]Customer, error) {
+		ids := make([]int64, len(args))
+		for i, a := range args {
+			ids[i] = a.ID
+			adapter.ReadsAt(ctx, i, fmt.Sprintf("customers/%d", a.ID)) // what set i read
+		}
+		fmt.Println("one query: WHERE id IN", slices.Sorted(slices.Values(ids)))
+		results := make([]Customer, len(args))
+		var errs adapter.BatchErrors // the sets that failed, when some do
+		for i, a := range args {
+			c, err := db.customer(ctx, a.ID)
+			if err != nil {
+				if errs == nil {
+					errs = make(adapter.BatchErrors, len(args))
+				}
+				errs[i] = err
+				continue
+			}
+			results[i] = c
+		}
+		if errs != nil {
+			return results, errs
+		}
+		return results, nil
+	}
+	srv := server.NewMCPServer("shop", "1.0.0")
+	a := adapter.Wrap(srv)
+	adapter.Live(a, "customers_show", "One customer.", show, adapter.WithBatch(showMany))
+
+	ctx := context.Background()
+	c, _ := client.NewInProcessClient(srv)
+	defer c.Close()
+	heard := make(chan string, 10)
+	acknowledged := make(chan struct{}, 1)
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		switch n.Method {
+		case mcp.MethodNotificationResourceUpdated:
+			heard <- fmt.Sprint(n.Params.AdditionalFields["uri"])
+		case mcp.MethodNotificationSubscriptionsAcknowledged:
+			acknowledged <- struct{}{}
+		}
+	})
+	_ = c.Start(ctx)
+	_, _ = c.Initialize(ctx, mcp.InitializeRequest{})
+	stop, _ := c.ListenAsync(ctx, mcp.SubscriptionFilter{ResourceSubscriptions: []string{
+		"app://customers_show/1", "app://customers_show/2", "app://customers_show/3",
+	}}, nil)
+	defer stop()
+	<-acknowledged // each subscription's first run is the command's own
+
+	_, _ = db.rename(ctx, 1, "Ada King")
+	_, _ = db.rename(ctx, 3, "Grace Brewster Hopper")
+	a.Changed("customers")
+	_ = a.WaitIdle(ctx)
+	got := []string{<-heard, <-heard}
+	slices.Sort(got)
+	fmt.Println("heard:", got)
+	// Output:
+	// one query: WHERE id IN [1 2 3]
+	// heard: [app://customers_show/1 app://customers_show/3]
+}
+
+// watchDB is the example's database: customer names by id.
+type watchDB struct {
+	mu    sync.Mutex
+	names map[int64]string
+}
+
+type ShowArgs struct {
+	ID int64 `json:"id"`
+}
+
+type RenameArgs struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+type Customer struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+}
+
+func (db *watchDB) customer(_ context.Context, id int64) (Customer, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	name, ok := db.names[id]
+	if !ok {
+		return Customer{}, adapter.ErrNotFound
+	}
+	return Customer{ID: id, Name: name}, nil
+}
+
+func (db *watchDB) rename(_ context.Context, id int64, name string) (Customer, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if _, ok := db.names[id]; !ok {
+		return Customer{}, adapter.ErrNotFound
+	}
+	db.names[id] = name
+	return Customer{ID: id, Name: name}, nil
+}
+
+// declareWatching is the snippet of docs/watching.md: a live command that reports
+// what it reads, and a command that reports what it changed.
+func declareWatching(srv *server.MCPServer, db *watchDB) *adapter.Adapter {
+	a := adapter.Wrap(srv)
+	adapter.Live(a, "customers_show", "One customer.",
+		func(ctx context.Context, args ShowArgs) (Customer, error) {
+			adapter.Reads(ctx, fmt.Sprintf("customers/%d", args.ID))
+			return db.customer(ctx, args.ID)
+		})
+	adapter.Command(a, "customers_rename", "Renames a customer.",
+		func(ctx context.Context, args RenameArgs) (Customer, error) {
+			c, err := db.rename(ctx, args.ID, args.Name)
+			if err != nil {
+				return Customer{}, err
+			}
+			a.Changed(fmt.Sprintf("customers/%d", args.ID)) // after the commit
+			return c, nil
+		})
+	return a
+}
+
+// An agent watches customer 12 over subscriptions/listen. Renaming
+// customer 12 notifies it; renaming customer 13 re-runs nothing, and
+// renaming 12 to the name it has re-runs the query and notifies no one.
+func ExampleReads_watching() {
+	db := &watchDB{names: map[int64]string{12: "Ada Lovelace", 13: "Alan Turing"}}
+	srv := server.NewMCPServer("shop", "1.0.0")
+	a := declareWatching(srv, db)
+
+	ctx := context.Background()
+	c, _ := client.NewInProcessClient(srv)
+	defer c.Close()
+	heard := make(chan string, 10)
+	acknowledged := make(chan []string, 1)
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		switch n.Method {
+		case mcp.MethodNotificationResourceUpdated:
+			heard <- fmt.Sprint(n.Params.AdditionalFields["uri"])
+		case mcp.MethodNotificationSubscriptionsAcknowledged:
+			f, _ := n.Params.AdditionalFields["notifications"].(mcp.SubscriptionFilter)
+			acknowledged <- f.ResourceSubscriptions
+		}
+	})
+	_ = c.Start(ctx)
+	_, _ = c.Initialize(ctx, mcp.InitializeRequest{})
+	stop, _ := c.ListenAsync(ctx, mcp.SubscriptionFilter{
+		ResourceSubscriptions: []string{"app://customers_show/12", "app://customers_show/99"},
+	}, nil)
+	defer stop()
+	fmt.Println("acknowledged:", <-acknowledged) // customer 99 does not exist yet
+
+	rename := func(id int64, name string) {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "customers_rename"
+		req.Params.Arguments = map[string]any{"id": id, "name": name}
+		_, _ = c.CallTool(ctx, req)
+		_ = a.WaitIdle(ctx)
+	}
+	rename(12, "Ada King")
+	fmt.Println("heard:", <-heard)
+	rename(13, "Alan M. Turing") // no live query read customer 13
+	rename(12, "Ada King")       // re-runs, and the result is the same
+	fmt.Println("notifications sent:", a.LiveStats().Notified)
+	// Output:
+	// acknowledged: [app://customers_show/12 app://customers_show/99]
+	// heard: app://customers_show/12
+	// notifications sent: 1
+}
+
+// TestWatchingGuideSnippets keeps docs/watching.md honest: every Go snippet
+// in it appears, line for line, in this file.
+func TestWatchingGuideSnippets(t *testing.T) {
+	guide, err := os.ReadFile("docs/watching.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.ReadFile("example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	normalize := func(s string) string {
+		var lines []string
+		for _, l := range strings.Split(s, "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				lines = append(lines, l)
+			}
+		}
+		return strings.Join(lines, "\n")
+	}
+	source := normalize(string(self))
+	snippets := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(string(guide), -1)
+	if len(snippets) == 0 {
+		t.Fatal("docs/watching.md has no Go snippet")
+	}
+	for _, m := range snippets {
+		if !strings.Contains(source, normalize(m[1])) {
+			t.Errorf("snippet of docs/watching.md not found in example_test.go:\n%s", m[1])
+		}
+	}
+}
+
+// printObserver prints each operation when it ends, with its phases: an
+// Observer as small as one can be. github.com/mcplive/adapter/otel is one
+// for production, on OpenTelemetry.
+type printObserver struct{}
+
+func (printObserver) Observe(ctx context.Context, op adapter.Op) (context.Context, adapter.Observation) {
+	return ctx, &printed{op: op}
+}
+
+type printed struct {
+	op     adapter.Op
+	phases []string
+}
+
+func (p *printed) Phase(name string, start, end time.Time) { p.phases = append(p.phases, name) }
+
+func (p *printed) End(outcome adapter.Outcome, err error) {
+	fmt.Printf("%s %s: %s [%s]\n", p.op.Kind, p.op.Command, outcome, strings.Join(p.phases, " "))
+}
+
+// An Observer hears of every read of the adapter's URIs, with its phases
+// and outcome, and of every tools/call, re-run and batch of notifications.
+func ExampleWithObserver() {
+	srv := server.NewMCPServer("shop", "1.0.0")
+	a := adapter.Wrap(srv, adapter.WithObserver(printObserver{}))
+	type showArgs struct {
+		ID int64 `json:"id" jsonschema:"minimum=1"`
+	}
+	var name atomic.Value
+	name.Store("Ada Lovelace")
+	adapter.Live(a, "customers_show", "One customer.", func(ctx context.Context, args showArgs) (string, error) {
+		adapter.Reads(ctx, fmt.Sprintf("customers/%d", args.ID))
+		if args.ID != 12 {
+			return "", adapter.ErrNotFound
+		}
+		return name.Load().(string), nil
+	})
+	ctx := context.Background()
+	for _, uri := range []string{"app://customers_show/12", "app://customers_show/13", "app://customers_show/0", "app://customers_show/x"} {
+		a.HandleMessage(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"`+uri+`"}}`))
+	}
+	a.HandleMessage(ctx, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"customers_show","arguments":{"id":12}}}`))
+
+	// An agent watches customer 12; a write renames it.
+	c, _ := client.NewInProcessClient(srv)
+	defer c.Close()
+	acknowledged := make(chan struct{}, 1)
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == mcp.MethodNotificationSubscriptionsAcknowledged {
+			acknowledged <- struct{}{}
+		}
+	})
+	_ = c.Start(ctx)
+	_, _ = c.Initialize(ctx, mcp.InitializeRequest{})
+	stop, _ := c.ListenAsync(ctx, mcp.SubscriptionFilter{ResourceSubscriptions: []string{"app://customers_show/12"}}, nil)
+	defer stop()
+	<-acknowledged // the subscription's first run is no re-run
+	name.Store("Ada King")
+	a.Changed("customers/12")
+	_ = a.WaitIdle(ctx) // the Observer has been told of the re-run
+	// Output:
+	// read customers_show: ok [parse convert validate command]
+	// read customers_show: not_found [parse convert validate command]
+	// read customers_show: invalid [parse convert validate]
+	// read customers_show: invalid [parse convert]
+	// call customers_show: ok []
+	// notify customers_show: ok []
+	// rerun customers_show: changed [command]
+}
+
+// DebugHandler is a page of the commands and of the live queries that
+// follows the registry as it changes. Serve it where only operators
+// reach it: it shows the arguments of every live query.
+func ExampleAdapter_DebugHandler() {
+	a := adapter.Wrap(server.NewMCPServer("shop", "1.0.0"))
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", a.HTTPHandler(server.NewStreamableHTTPServer(a.Server())))
+	mux.Handle("GET /debug/live", a.DebugHandler())
+	_ = http.ListenAndServe // serve mux on a loopback or operators' address
+}
+
+// PageArgs are the arguments of the examples' customers_index: optional
+// integers, so they make the query of app://customers_index{?page,per_page}.
+type PageArgs struct {
+	Page    *int `json:"page,omitempty"`
+	PerPage *int `json:"per_page,omitempty"`
+}
+
+// Validate names every argument that is wrong.
+func (a PageArgs) Validate() error {
+	var errs adapter.ValidationError
+	if a.Page != nil && *a.Page < 1 {
+		errs.Add("page", "must be at least 1")
+	}
+	if a.PerPage != nil && (*a.PerPage < 1 || *a.PerPage > 100) {
+		errs.Add("per_page", "must be between 1 and 100")
+	}
+	return errs.Err()
+}
+
+// exampleAdapter is a server with one live command.
+func exampleAdapter() (*server.MCPServer, *adapter.Adapter) {
+	srv := server.NewMCPServer("shop", "1.0.0")
+	a := adapter.Wrap(srv)
+	adapter.Live(a, "customers_index", "A page of customers.",
+		func(_ context.Context, args PageArgs) ([]string, error) {
+			return []string{"Ada Lovelace"}, nil
+		})
+	return srv, a
+}
+
+// A request of protocol version 2026-07-28 carries its version and the
+// client's capabilities in _meta.
+const exampleRead = `{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{` +
+	`"uri":"app://customers_index?page=0&per_page=500",` +
+	`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+	`"io.modelcontextprotocol/clientCapabilities":{}}}}`
+
+// Serve Streamable HTTP through the adapter's edge to answer reads with the
+// exact error: -32602 with every failing field in data.errors, and, for
+// protocol version 2026-07-28, the HTTP status that goes with it.
+func ExampleAdapter_HTTPHandler() {
+	srv, a := exampleAdapter()
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", a.HTTPHandler(server.NewStreamableHTTPServer(srv)))
+	ts := httptest.NewServer(mux) // in production: http.ListenAndServe(addr, mux)
+	defer ts.Close()
+
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(exampleRead))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "resources/read")
+	req.Header.Set("Mcp-Name", "app://customers_index?page=0&per_page=500")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		panic(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	fmt.Println(res.Status)
+	fmt.Print(string(body))
+	// Output:
+	// 400 Bad Request
+	// {"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid arguments: page: must be at least 1; per_page: must be between 1 and 100","data":{"errors":[{"field":"page","message":"must be at least 1"},{"field":"per_page","message":"must be between 1 and 100"}]}}}
+}
+
+// Serve stdio through the adapter's edge; a server process passes os.Stdin,
+// os.Stdout and a context that ends on SIGINT or SIGTERM.
+func ExampleAdapter_ServeStdio() {
+	_, a := exampleAdapter()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- a.ServeStdio(context.Background(), inR, outW) }()
+
+	fmt.Fprintln(inW, strings.Replace(exampleRead, "page=0&per_page=500", "per_page=500", 1))
+	line, _ := bufio.NewReader(outR).ReadString('\n')
+	fmt.Print(line)
+
+	inW.Close() // end of input: ServeStdio returns
+	go io.Copy(io.Discard, outR)
+	if err := <-done; err != nil {
+		panic(err)
+	}
+	// Output:
+	// {"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"invalid arguments: per_page: must be between 1 and 100","data":{"errors":[{"field":"per_page","message":"must be between 1 and 100"}]}}}
+}
+
+// HandleMessage is the seam for a transport of your own: it answers one
+// message as the adapter's edges do.
+func ExampleAdapter_HandleMessage() {
+	_, a := exampleAdapter()
+	read := func(uri string) {
+		msg := strings.Replace(exampleRead, "app://customers_index?page=0&per_page=500", uri, 1)
+		resp := a.HandleMessage(context.Background(), json.RawMessage(msg))
+		b, _ := json.Marshal(resp)
+		var r struct {
+			Result *struct {
+				Contents []struct{ URI, Text string }
+			}
+			Error json.RawMessage
+		}
+		json.Unmarshal(b, &r)
+		if r.Result != nil {
+			fmt.Println(r.Result.Contents[0].URI, r.Result.Contents[0].Text)
+			return
+		}
+		fmt.Println(string(r.Error))
+	}
+	read("app://customers_index?per_page=2")
+	read("app://customers_index?page=two")
+	read("app://customers_index?colour=red")
+	read("app://orders_index")
+	// Output:
+	// app://customers_index?per_page=2 ["Ada Lovelace"]
+	// {"code":-32602,"message":"invalid arguments: page: must be an integer","data":{"errors":[{"field":"page","message":"must be an integer"}]}}
+	// {"code":-32602,"message":"resource not found: app://customers_index?colour=red: unknown query parameter \"colour\"","data":{"uri":"app://customers_index?colour=red"}}
+	// {"code":-32602,"message":"resource not found: app://orders_index","data":{"uri":"app://orders_index"}}
+}
+
+// A server process serving Streamable HTTP at addr. (Compiled, not run.)
+func ExampleAdapter_HTTPHandler_listen() {
+	srv, a := exampleAdapter()
+	addr := "127.0.0.1:8080"
+
+	httpSrv := server.NewStreamableHTTPServer(srv) // any options of yours
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", a.HTTPHandler(httpSrv))
+	log.Fatal(http.ListenAndServe(addr, mux))
+}
+
+// A server process serving its standard streams until SIGINT or SIGTERM.
+// (Compiled, not run.)
+func ExampleAdapter_ServeStdio_process() {
+	_, a := exampleAdapter()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := a.ServeStdio(ctx, os.Stdin, os.Stdout); err != nil && !errors.Is(err, context.Canceled) {
+		log.Fatal(err)
+	}
+}
+
+// On a server reached by name from a network (not loopback), list its
+// names: a request for any other Host is refused before it reaches mcp-go,
+// which stops DNS rebinding, where a page's own name is both its Origin and
+// the Host it asks for.
+func ExampleWithAllowedHosts() {
+	srv, a := exampleAdapter()
+	h := a.HTTPHandler(server.NewStreamableHTTPServer(srv), adapter.WithAllowedHosts("mcp.internal"))
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+
+	req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(exampleRead))
+	req.Host = "rebound.example:8080"
+	req.Header.Set("Origin", "http://rebound.example:8080")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		panic(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	fmt.Println(res.StatusCode, strings.TrimSpace(string(body)))
+	// Output:
+	// 403 {"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"host \"rebound.example:8080\" is not allowed"}}
 }

@@ -4,15 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 	"golang.org/x/time/rate"
 
+	"github.com/mcplive/adapter/internal/draw"
 	"github.com/mcplive/adapter/internal/leakcheck"
 	"github.com/mcplive/adapter/middleware"
 )
@@ -521,4 +525,559 @@ func TestLiveWatchesWhatDoesNotExistYet(t *testing.T) {
 	if got := f.take(); !slices.Equal(got, []string{"app://items_show/999"}) {
 		t.Fatalf("after creating item 999: %v, want one notification", got)
 	}
+}
+
+func TestSortReached(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	tests := []struct {
+		name string
+		n    int
+		seq  func(i int) uint64
+	}{
+		{"empty", 0, nil},
+		{"few, by comparison", radixMin - 1, func(i int) uint64 { return uint64(i) * 7 }},
+		{"dense, one byte", 200, func(i int) uint64 { return 1 + uint64(i) }},
+		{"dense, two bytes", 5000, func(i int) uint64 { return 1 + uint64(i) }},
+		{"dense, far from zero", 1000, func(i int) uint64 { return 1<<40 + uint64(i) }},
+		{"sparse, every byte", 1000, func(int) uint64 { return rng.Uint64() }},
+		{"top byte only", 300, func(i int) uint64 { return uint64(i%256) << 56 }},
+		{"equal seqs", 100, func(int) uint64 { return 42 }},
+	}
+	var buf []reached
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rs := make([]reached, tt.n)
+			for i := range rs {
+				rs[i] = reached{seq: tt.seq(i), key: string(rune('a' + i%26))}
+			}
+			rng.Shuffle(len(rs), func(i, j int) { rs[i], rs[j] = rs[j], rs[i] })
+			want := slices.Clone(rs)
+			slices.SortStableFunc(want, bySeq)
+			sorted, scratch := sortReached(rs, buf)
+			if len(sorted) != tt.n {
+				t.Fatalf("%d entries, want %d", len(sorted), tt.n)
+			}
+			for i := range sorted {
+				if sorted[i].seq != want[i].seq {
+					t.Fatalf("entry %d: seq %d, want %d", i, sorted[i].seq, want[i].seq)
+				}
+			}
+			// By radix, the sort is stable: the very entries, in order.
+			if tt.n >= radixMin && !slices.Equal(sorted, want) {
+				t.Fatal("radix sort lost, changed or reordered an entry")
+			}
+			if tt.n > 0 && len(scratch) > 0 && &scratch[0] == &sorted[0] {
+				t.Fatal("scratch is the sorted array")
+			}
+			buf = scratch[:0]
+		})
+	}
+}
+
+func FuzzSortReached(f *testing.F) {
+	f.Add(uint64(1), uint64(1000), 200)
+	f.Add(uint64(1<<63), uint64(1<<62), 70)
+	f.Fuzz(func(t *testing.T, base, spread uint64, n int) {
+		n = min(max(n, 0), 3000)
+		rng := rand.New(rand.NewPCG(base, spread))
+		rs := make([]reached, n)
+		for i := range rs {
+			s := base
+			if spread > 0 {
+				s += rng.Uint64N(spread)
+			}
+			rs[i] = reached{seq: s}
+		}
+		sorted, _ := sortReached(slices.Clone(rs), nil)
+		want := slices.Clone(rs)
+		slices.SortFunc(want, bySeq)
+		if !slices.Equal(sorted, want) {
+			t.Fatalf("sorted %d seqs from %d over %d wrongly", n, base, spread)
+		}
+	})
+}
+
+// BenchmarkSortReached sorts what a change to every query of a table
+// reaches, 1,000 queries made one after another, shuffled as the index
+// gives them: by radix (sortReached) and by comparison.
+func BenchmarkSortReached(b *testing.B) {
+	src := make([]reached, 1000)
+	for i := range src {
+		src[i] = reached{seq: 5000 + uint64(i)}
+	}
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(src), func(i, j int) { src[i], src[j] = src[j], src[i] })
+	b.Run("radix", func(b *testing.B) {
+		rs, buf := make([]reached, len(src)), []reached(nil)
+		for b.Loop() {
+			rs = append(rs[:0], src...)
+			rs, buf = sortReached(rs, buf)
+		}
+	})
+	b.Run("comparison", func(b *testing.B) {
+		rs := make([]reached, len(src))
+		for b.Loop() {
+			copy(rs, src)
+			slices.SortFunc(rs, bySeq)
+		}
+	})
+}
+
+// Changes that arrive while a query re-runs, to keys its run reads but the
+// query is not filed under yet: each must be followed by a run that sees
+// it (Changed: "A query that is running when its data changes runs once
+// more after that run, so no change is missed").
+
+type kArgs struct {
+	K string `json:"k"`
+}
+
+// A change reported while a query re-runs, to a key that run reads but the
+// query was not filed under, must be followed by a run that sees it, also
+// when a second subscription to the same query, made meanwhile, refiled
+// the query under the run's new read set. Otherwise the query keeps the
+// stale result of the run as its state, and the next change that brings
+// the data back to that stale value notifies no one, though the
+// subscribers last read something else.
+func TestChangeDuringRerunWhileASharedSubscriptionRefiles(t *testing.T) {
+	var mu sync.Mutex
+	data := map[string]string{"ptr": "a", "a": "1", "b": "1"}
+	get := func(k string) string { mu.Lock(); defer mu.Unlock(); return data[k] }
+	set := func(k, v string) { mu.Lock(); defer mu.Unlock(); data[k] = v }
+
+	var armed atomic.Bool
+	reached := make(chan struct{}, 1)
+	gate := make(chan struct{})
+	var liveRuns atomic.Int32
+
+	a := Wrap(server.NewMCPServer("t", "1"))
+	Live(a, "follow", "", func(ctx context.Context, args kArgs) (string, error) {
+		Reads(ctx, "ptr")
+		target := get("ptr")
+		Reads(ctx, target)
+		v := get(target)
+		if middleware.OriginFrom(ctx) == middleware.Live {
+			liveRuns.Add(1)
+			if armed.CompareAndSwap(true, false) {
+				reached <- struct{}{}
+				<-gate
+			}
+		}
+		return v, nil
+	})
+	const uri = "app://follow/x"
+	c1 := newFakeClient(t, a, "s1", 64)
+	if err := c1.subscribe(uri); err != nil {
+		t.Fatalf("subscribe: %+v", err)
+	}
+
+	// The re-run R reads {ptr, b} and b == "1", and waits.
+	armed.Store(true)
+	set("ptr", "b")
+	a.Changed("ptr")
+	<-reached
+	// b changes while R runs; the query is still filed under {a, ptr}.
+	set("b", "2")
+	a.Changed("b")
+	// A second session subscribes to the same query: its first run starts
+	// after the change, sees b == "2", and refiles the query under
+	// {b, ptr}, R's read set.
+	c2 := newFakeClient(t, a, "s2", 64)
+	if err := c2.subscribe(uri); err != nil {
+		t.Fatalf("second subscribe: %+v", err)
+	}
+	close(gate) // R returns "1", which predates the change of b
+	waitIdle(t, a)
+	runsAfterR := liveRuns.Load() - 1
+	c1.take()
+	c2.take()
+
+	// Both subscribers have now seen "2" (c1 was notified of the first
+	// run of c2, and c2 ran it). b goes back to "1": a change of what they
+	// read.
+	set("b", "1")
+	a.Changed("b")
+	waitIdle(t, a)
+	if len(c1.take()) == 0 || len(c2.take()) == 0 {
+		t.Fatalf("b went from 2 to 1 and a subscriber heard nothing: the change of b during the re-run was never re-run (live re-runs after R, before this change: %d; want 1)", runsAfterR)
+	}
+}
+
+// "A query that is running when its data changes runs once more after that
+// run, so no change is missed" (Changed). That holds for a run that
+// outlives its deadline too: it read b, b changed while it ran, so the
+// query must run once more. The late run is discarded and the query stays
+// filed under its old read set, which does not have b: the change of b is
+// lost, and the subscriber is never told that its result went from 1 to 3.
+func TestChangeDuringALateRerun(t *testing.T) {
+	var mu sync.Mutex
+	data := map[string]string{"ptr": "a", "a": "1", "b": "2"}
+	get := func(k string) string { mu.Lock(); defer mu.Unlock(); return data[k] }
+	set := func(k, v string) { mu.Lock(); defer mu.Unlock(); data[k] = v }
+
+	var armed atomic.Bool
+	reached := make(chan struct{}, 1)
+	gate := make(chan struct{})
+	a := Wrap(server.NewMCPServer("t", "1"), WithRerunTimeout(50*time.Millisecond))
+	Live(a, "follow", "", func(ctx context.Context, args kArgs) (string, error) {
+		Reads(ctx, "ptr")
+		target := get("ptr")
+		Reads(ctx, target)
+		v := get(target)
+		if middleware.OriginFrom(ctx) == middleware.Live && armed.CompareAndSwap(true, false) {
+			reached <- struct{}{}
+			<-gate
+			<-ctx.Done() // outlive the deadline
+		}
+		return v, nil
+	})
+	const uri = "app://follow/x"
+	c := newFakeClient(t, a, "s1", 64)
+	if err := c.subscribe(uri); err != nil { // "1", read set {a, ptr}
+		t.Fatalf("subscribe: %+v", err)
+	}
+
+	armed.Store(true)
+	set("ptr", "b")
+	a.Changed("ptr")
+	<-reached // R has read {ptr, b} and b == "2"
+	set("b", "3")
+	a.Changed("b") // the data R reads changed while it runs
+	close(gate)    // R outlives its deadline
+	waitIdle(t, a)
+	if late := a.LiveStats().Late; late != 1 {
+		t.Fatalf("Late %d, want 1", late)
+	}
+	if got := c.take(); len(got) == 0 {
+		t.Fatalf("no notification, though the subscription's result went from 1 to %s and the change of b came while the query ran; stats %+v", get("b"), a.LiveStats())
+	}
+}
+
+// TestLiveModel interleaves, at random, subscriptions (legacy and listen
+// streams), unsubscriptions, writes that change results or not, stream
+// ends, disconnects and reading of notifications, while re-runs and
+// deliveries run in the background. Its clients behave as agents do: they
+// read a URI when they subscribe to it and again whenever they hear it
+// changed. At the end, once the registry is idle and every notification has
+// been read, every live subscription's last read must equal what a read
+// returns now (no change went unnoticed), and after everyone disconnects
+// the registry must hold nothing and leave no goroutine behind.
+//
+// It runs the cases of seeds 1 to checks, of modelMeanSteps actions on
+// average; FuzzLiveModel runs the sequences the fuzzer makes up.
+func TestLiveModel(t *testing.T) {
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
+	draw.ForEachSeed(t, checks, runLiveModel)
+}
+
+// FuzzLiveModel runs TestLiveModel's model on the sequences of actions the
+// fuzzer's bytes decide, up to modelMaxFuzzBytes of them.
+func FuzzLiveModel(f *testing.F) {
+	f.Add([]byte{})
+	// Client 0 subscribes to items_show/1, which is written, and reads;
+	// client 1 listens to items_count and items_show/%31, the table is
+	// written, client 1 ends its stream, client 2 reconnects, client 1
+	// reads.
+	f.Add([]byte{6, 0, 2, 8, 0, 1, 0, 4, 0, 3, 1, 1, 0, 2, 8, 2, 2, 1, 1, 1, 5, 2, 4, 1})
+	f.Add([]byte("the registry must not lose a wake-up, whatever the order of things"))
+	draw.AddRandomInputs(f, 2, 200)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		defer leakcheck.VerifyNone(t, leakcheck.Current())
+		runLiveModel(t, draw.FromBytes(data[:min(len(data), modelMaxFuzzBytes)]))
+	})
+}
+
+const (
+	modelItems    = 4
+	modelSessions = 3
+	// modelMeanSteps is the average number of actions of a seeded case
+	// (rapid's Repeat default, which this test used before).
+	modelMeanSteps = 30
+	// modelMaxFuzzBytes bounds a fuzz case: every action takes a byte.
+	modelMaxFuzzBytes = 512
+)
+
+var modelURIs = func() []string {
+	uris := []string{"app://items_count", "app://items_count?min=1"}
+	for i := 1; i <= modelItems+1; i++ { // one more than exists at first
+		uris = append(uris, fmt.Sprintf("app://items_show/%d", i), fmt.Sprintf("app://items_show/%%3%d", i))
+	}
+	return uris
+}()
+
+// runLiveModel runs one case: the invariant before the first action and
+// after each, then the final checks.
+func runLiveModel(t *testing.T, c *draw.Choices) {
+	m := newLiveModel(t, c)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the actions of this case:\n%s", strings.Join(m.actions, "\n"))
+		}
+	})
+	m.check()
+	for c.Another(modelMeanSteps) {
+		for !m.step() {
+		}
+		m.check()
+	}
+	m.finish()
+}
+
+// subKey names one subscription as its client sees it: the URI and the
+// stream ("" for resources/subscribe).
+type subKey struct {
+	uri    string
+	stream string
+}
+
+type modelClient struct {
+	f       *fakeClient
+	gen     int
+	streams map[string]func() // open listen streams by subscription id
+	subs    map[subKey]string // live subscriptions and what the client last read
+}
+
+type liveModel struct {
+	t       *testing.T
+	c       *draw.Choices
+	st      *itemStore
+	a       *Adapter
+	clients []*modelClient
+	actions []string // what the case did, for its failure report
+}
+
+func newLiveModel(t *testing.T, c *draw.Choices) *liveModel {
+	st := newItemStore(modelItems)
+	m := &liveModel{t: t, c: c, st: st, a: newLiveServer(t, st, WithSubscriptionCap(8))}
+	for i := range modelSessions {
+		m.clients = append(m.clients, m.connect(i, 0))
+	}
+	return m
+}
+
+func (m *liveModel) connect(i, gen int) *modelClient {
+	return &modelClient{
+		f:       newFakeClient(m.t, m.a, fmt.Sprintf("s%d-%d", i, gen), 1000),
+		gen:     gen,
+		streams: map[string]func(){},
+		subs:    map[subKey]string{},
+	}
+}
+
+func (m *liveModel) logf(format string, args ...any) {
+	m.actions = append(m.actions, fmt.Sprintf(format, args...))
+}
+
+// step runs one action, each as likely as the others, and reports whether
+// it applied; one that does not (ending a stream when none is open) is
+// drawn again, as rapid did. Action 0 always applies: used-up fuzz bytes
+// choose it.
+func (m *liveModel) step() bool {
+	switch m.c.Intn(9) {
+	case 0:
+		m.delete()
+	case 1:
+		return m.endStream()
+	case 2:
+		m.idle()
+	case 3:
+		m.listen()
+	case 4:
+		m.read()
+	case 5:
+		m.reconnect()
+	case 6:
+		m.subscribe()
+	case 7:
+		m.unsubscribe()
+	default:
+		m.write()
+	}
+	return true
+}
+
+// check is the invariant that holds between any two actions.
+func (m *liveModel) check() {
+	s := m.a.LiveStats()
+	if s.Pending > s.Subscriptions {
+		m.t.Fatalf("%d notifications pending for %d subscriptions", s.Pending, s.Subscriptions)
+	}
+}
+
+// current is what reading uri returns now.
+func (m *liveModel) current(uri string) string {
+	if uri == "app://items_count" || uri == "app://items_count?min=1" {
+		return fmt.Sprint(m.st.count())
+	}
+	var id int
+	if _, err := fmt.Sscanf(uri, "app://items_show/%d", &id); err != nil {
+		fmt.Sscanf(uri, "app://items_show/%%3%d", &id)
+	}
+	if v, ok := m.st.get(id); ok {
+		return v
+	}
+	return "not found"
+}
+
+func (m *liveModel) client() (int, *modelClient) {
+	i := m.c.Intn(modelSessions)
+	return i, m.clients[i]
+}
+
+func (m *liveModel) subscribe() {
+	i, c := m.client()
+	uri := draw.Pick(m.c, modelURIs)
+	m.logf("client %d: subscribe %s", i, uri)
+	k := subKey{uri: uri}
+	_, had := c.subs[k]
+	if err := c.f.subscribe(uri); err == nil && !had {
+		// The first run saw the store as it is: writes are actions of
+		// their own. Subscribing again changes nothing.
+		c.subs[k] = m.current(uri)
+	}
+}
+
+func (m *liveModel) listen() {
+	i, c := m.client()
+	uris := draw.Distinct(m.c, modelURIs, 1, 4)
+	m.logf("client %d: listen %v", i, uris)
+	acked, id, stop := c.f.listenID(m.t, uris...)
+	if len(acked) == 0 {
+		stop()
+		return
+	}
+	c.streams[id] = stop
+	for _, uri := range acked {
+		c.subs[subKey{uri: uri, stream: id}] = m.current(uri)
+	}
+}
+
+func (m *liveModel) unsubscribe() {
+	i, c := m.client()
+	uri := draw.Pick(m.c, modelURIs)
+	m.logf("client %d: unsubscribe %s", i, uri)
+	if err := c.f.unsubscribe(uri); err != nil {
+		m.t.Fatalf("unsubscribe %s: %+v", uri, err)
+	}
+	delete(c.subs, subKey{uri: uri})
+}
+
+func (m *liveModel) endStream() bool {
+	i, c := m.client()
+	if len(c.streams) == 0 {
+		return false
+	}
+	ids := make([]string, 0, len(c.streams))
+	for id := range c.streams {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	id := draw.Pick(m.c, ids)
+	m.logf("client %d: end stream %s", i, id)
+	c.streams[id]()
+	delete(c.streams, id)
+	for k := range c.subs {
+		if k.stream == id {
+			delete(c.subs, k)
+		}
+	}
+	return true
+}
+
+func (m *liveModel) write() {
+	id := m.c.IntRange(1, modelItems+1)
+	v := draw.Pick(m.c, []string{"a", "b", "c"})
+	table := m.c.Bool()
+	m.logf("write items/%d = %s, report the table: %v", id, v, table)
+	m.st.set(id, v)
+	if table {
+		m.a.Changed("items")
+	} else {
+		m.a.Changed(fmt.Sprintf("items/%d", id))
+	}
+}
+
+func (m *liveModel) delete() {
+	id := m.c.IntRange(1, modelItems+1)
+	m.logf("delete items/%d", id)
+	m.st.mu.Lock()
+	delete(m.st.items, id)
+	m.st.mu.Unlock()
+	m.a.Changed(fmt.Sprintf("items/%d", id))
+}
+
+// read makes one client read its notifications, and read each URI it
+// heard. It reads once the registry is idle: a notification says that the
+// result differs from the one last reported, and a read at any other time
+// may see a state that a burst of changes then coalesces away (see
+// docs/watching.md).
+func (m *liveModel) read() {
+	i, c := m.client()
+	m.logf("client %d: read", i)
+	m.waitIdle()
+	m.note(c, c.f.notes())
+}
+
+func (m *liveModel) note(c *modelClient, notes []note) {
+	for _, n := range notes {
+		k := subKey{uri: n.uri, stream: n.subID}
+		if _, live := c.subs[k]; live {
+			c.subs[k] = m.current(n.uri)
+		}
+	}
+}
+
+func (m *liveModel) idle() {
+	m.logf("wait until idle")
+	m.waitIdle()
+}
+
+func (m *liveModel) waitIdle() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := m.a.WaitIdle(ctx); err != nil {
+		m.t.Fatalf("WaitIdle: %v", err)
+	}
+}
+
+// reconnect drops a client's session, with everything it held, and opens
+// a new one.
+func (m *liveModel) reconnect() {
+	i, c := m.client()
+	m.logf("client %d: reconnect", i)
+	c.f.close()
+	m.clients[i] = m.connect(i, c.gen+1)
+}
+
+func (m *liveModel) finish() {
+	for {
+		m.waitIdle()
+		heard := false
+		for _, c := range m.clients {
+			notes := c.f.notes()
+			heard = heard || len(notes) > 0
+			m.note(c, notes)
+		}
+		if !heard {
+			break
+		}
+	}
+	held := 0
+	for i, c := range m.clients {
+		for k, seen := range c.subs {
+			if now := m.current(k.uri); seen != now {
+				m.t.Fatalf("client %d, %+v: last read %q, now %q, and no notification", i, k, seen, now)
+			}
+		}
+		held += len(c.subs)
+	}
+	// Ended streams end on the server when it sees their requests end.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := m.a.live.waitFor(ctx, func() bool { return m.a.live.subs == held }); err != nil {
+		m.t.Fatalf("registry holds %d subscriptions, the clients %d", m.a.LiveStats().Subscriptions, held)
+	}
+	for _, c := range m.clients {
+		c.f.close()
+	}
+	waitEmpty(m.t, m.a)
 }

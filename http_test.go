@@ -12,9 +12,12 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcplive/adapter/internal/leakcheck"
 )
 
 // guardServer serves a live server through HTTPHandler with opts, and
@@ -378,5 +381,265 @@ func TestHTTPHandlerAcceptsNotificationsWithoutMeta(t *testing.T) {
 	r.body = strings.Replace(r.body, `"io.modelcontextprotocol/protocolVersion":"2026-07-28",`, "", 1)
 	if status, _ := g.do(t, r); status != http.StatusBadRequest {
 		t.Fatalf("a request without _meta: status %d, want 400", status)
+	}
+}
+
+// FuzzWithNotificationMeta: whatever the body, withNotificationMeta does
+// not panic; it changes only a notification without the protocol version,
+// into one that carries it and keeps everything else.
+func FuzzWithNotificationMeta(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","method":"x","params":null}`,
+		`{"jsonrpc":"2.0","method":"x","params":{"_meta":null}}`,
+		`{"jsonrpc":"2.0","method":"x","params":{"_meta":{"a":[1,2]}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`,
+		`{"jsonrpc":"2.0","method":"x","params":[1]}`,
+		`[1,2]`, `nul`, `{"method":1}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		out := withNotificationMeta(body, mcp.ProtocolVersion20260728)
+		if string(out) == string(body) {
+			return
+		}
+		var before, after map[string]json.RawMessage
+		if json.Unmarshal(body, &before) != nil {
+			t.Fatalf("changed a body that is not a JSON object: %q", body)
+		}
+		if err := json.Unmarshal(out, &after); err != nil {
+			t.Fatalf("wrote invalid JSON %q: %v", out, err)
+		}
+		if _, ok := before["id"]; ok {
+			t.Fatalf("changed a request: %q", body)
+		}
+		var m struct {
+			Params struct {
+				Meta *mcp.Meta `json:"_meta"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(out, &m) != nil || m.Params.Meta.ProtocolVersion() != mcp.ProtocolVersion20260728 {
+			t.Fatalf("no protocol version in %q", out)
+		}
+		for k, v := range before {
+			if k != "params" && string(after[k]) != string(v) {
+				// Re-encoding may respell a value; it must mean the same.
+				var x, y any
+				_ = json.Unmarshal(v, &x)
+				_ = json.Unmarshal(after[k], &y)
+				bx, _ := json.Marshal(x)
+				by, _ := json.Marshal(y)
+				if string(bx) != string(by) {
+					t.Fatalf("key %q changed from %s to %s", k, v, after[k])
+				}
+			}
+		}
+	})
+}
+
+// FuzzOriginAllowed: no Origin header makes originAllowed panic, and only
+// the kinds of origin it documents pass.
+func FuzzOriginAllowed(f *testing.F) {
+	for _, s := range []string{"http://evil.example", "null", "http://localhost:1", "http://[::1]:80", "https://h", "http://%zz", "http://127.0.0.1.evil", "http://[fe80::1%25eth0]:80", ""} {
+		f.Add(s, "h:443")
+	}
+	cfg := newHTTPConfig([]HTTPOption{WithAllowedOrigins("https://app.example.com")})
+	f.Fuzz(func(t *testing.T, origin, host string) {
+		r := &http.Request{Header: http.Header{}, Host: host}
+		if origin != "" {
+			r.Header.Set("Origin", origin)
+		}
+		if _, ok := cfg.originAllowed(r); ok && origin != "" && origin != "https://app.example.com" && !isOrigin(origin) {
+			t.Fatalf("origin %q allowed for host %q, though it is not an origin", origin, host)
+		}
+	})
+}
+
+// listenRequestID finds a listen request however its method is spelled
+// in JSON, so that Close can cut its stream short like any other.
+func TestListenRequestID(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{`{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{}}`, `7`},
+		{`{"jsonrpc":"2.0","id":"a","method":"subscriptions\/listen","params":{}}`, `"a"`},
+		{`{"jsonrpc":"2.0","id":8,"method":"\u0073ubscriptions/listen"}`, `8`},
+		{`{"jsonrpc":"2.0","ID":9,"method":"subscriptions/listen"}`, `9`},
+		{`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"a\/b"}}`, ``},
+		{`{"jsonrpc":"2.0","method":"subscriptions/listen"}`, ``},
+		{`{"jsonrpc":"2.0","id":null,"method":"subscriptions/listen"}`, ``},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"subscriptions/listen"}}`, ``},
+	} {
+		if got := string(listenRequestID([]byte(tc.body))); got != tc.want {
+			t.Errorf("listenRequestID(%s) = %q, want %q", tc.body, got, tc.want)
+		}
+	}
+}
+
+// bigAnswer is the result of a command whose answer is larger than the
+// connection's buffers.
+type bigAnswer struct {
+	Text string `json:"text"`
+}
+
+// TestJSONAnswerToAClientThatNeverReads: a JSON answer, unlike an event
+// stream, was written with no write bound. A client that asks for an answer
+// larger than the connection's buffers and never reads it held the
+// request's goroutine and the whole answer for as long as the TCP
+// connection lasted: a few such clients, and memory goes. The write must
+// fail once the client has not read for the write timeout, and the
+// request's handler return: for an answer the edge holds whole (under
+// maxRewrite, in case its error is rewritten) and for one it passes
+// through as mcp-go writes it.
+func TestJSONAnswerToAClientThatNeverReads(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		text int // the answer's text; the body holds it about twice
+	}{
+		{"held whole", 24 << 10},
+		{"passed through", 8 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer leakcheck.VerifyNone(t, leakcheck.Current())
+			a := Wrap(server.NewMCPServer("t", "1"))
+			text := strings.Repeat("x", tc.text)
+			Command(a, "big_show", "A big answer.", func(context.Context, struct{}) (bigAnswer, error) {
+				return bigAnswer{Text: text}, nil
+			})
+			a.live.streamWriteTimeout = 100 * time.Millisecond
+			hs, returned := hostileServer(t, a)
+			defer hs.Close()
+			defer hs.CloseClientConnections() // a blocked write fails, should the test fail
+
+			params := `{"name":"big_show","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}`
+			header := http.Header{
+				"Content-Type":            {"application/json"},
+				"Accept":                  {"application/json, text/event-stream"},
+				mcp.HeaderProtocolVersion: {mcp.ProtocolVersion20260728},
+			}
+			for k, v := range mcp.StandardHeaders(mcp.ProtocolVersion20260728, mcp.MethodToolsCall, json.RawMessage(params)) {
+				header.Set(k, v)
+			}
+			conn := neverReads(t, hs, http.MethodPost, header, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+params+`}`))
+
+			select {
+			case <-returned:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the JSON answer to a client that never reads is still being written 10 s on, past the write timeout")
+			}
+			// The answer was the command's, cut short, not an error.
+			head := make([]byte, 64)
+			n, _ := conn.Read(head)
+			if !strings.HasPrefix(string(head[:n]), "HTTP/1.1 200 ") {
+				t.Fatalf("the answer began %q, want 200", head[:n])
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := a.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestPassedThroughWritesAreBounded: after a JSON answer outgrew what the
+// edge holds, or for a body of another type, mcp-go's further writes and
+// flushes go through as they come; into a connection whose client reads
+// nothing, each fails after the write timeout instead of blocking for as
+// long as the connection lasts.
+func TestPassedThroughWritesAreBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		write func(w http.ResponseWriter) error
+	}{
+		{"write", func(w http.ResponseWriter) error {
+			_, err := w.Write([]byte("more"))
+			return err
+		}},
+		{"flush", func(w http.ResponseWriter) error {
+			w.(http.Flusher).Flush()
+			return nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newStallingWriter()
+			e := &httpEdge{w: w, timeout: 20 * time.Millisecond}
+			var ew http.ResponseWriter = &flushingHTTPEdge{e, stallingFlusher{w}}
+			ew.Header().Set("Content-Type", "text/plain")
+			ew.WriteHeader(http.StatusOK)
+			done := make(chan error, 1)
+			go func() { done <- tc.write(ew) }()
+			select {
+			case err := <-done:
+				if tc.name == "write" && err == nil {
+					t.Error("a write into a connection nobody reads succeeded")
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("a passed-through write into a stalled connection is still waiting, past the write timeout")
+			}
+		})
+	}
+}
+
+// stallingFlusher flushes into a connection whose client reads nothing: a
+// flush blocks as the stalling writer's writes do.
+type stallingFlusher struct{ *stallingWriter }
+
+func (f stallingFlusher) Flush() { _, _ = f.Write(nil) }
+
+// TestHTTPHandlerRefusesRepeatedKeysWhateverTheIDIsSpelled: encoding/json,
+// and with it mcp-go, matches the key "ID" (or "Id") to the id of a
+// request. The edge took such a 2026-07-28 request for a notification and
+// re-encoded it: it added the protocol _meta that a request must bring
+// itself, and kept one value of a key given twice, so that mcp-go ran the
+// call with the second "arguments" where the request hook would refuse it.
+func TestHTTPHandlerRefusesRepeatedKeysWhateverTheIDIsSpelled(t *testing.T) {
+	for _, idKey := range []string{`"id"`, `"ID"`, `"Id"`} {
+		g := newGuardServer(t)
+		r := modernCall("")
+		r.body = strings.Replace(r.body, `"id":7`, idKey+`:7`, 1)
+		// The same key twice in params; an escape anywhere in the body.
+		r.body = strings.Replace(r.body, `"arguments":{"id":1}`, `"arguments":{"id":1},"arguments":{"id":2}`, 1)
+		r.body = strings.Replace(r.body, `clientInfo":{"name":"t"`, `clientInfo":{"name":"\u0074"`, 1)
+		// Without the protocol version in _meta, which the edge adds to
+		// notifications only.
+		r.body = strings.Replace(r.body, `"io.modelcontextprotocol/protocolVersion":"2026-07-28",`, "", 1)
+		status, body := g.do(t, r)
+		if g.writes.Load() != 0 {
+			t.Errorf("%s: the call ran (status %d, %s)", idKey, status, body)
+			continue
+		}
+		if status != http.StatusBadRequest {
+			t.Errorf("%s: status %d, body %s; want 400", idKey, status, body)
+		}
+	}
+}
+
+// TestHTTPHandlerRefusesKeysThatDifferInCaseOnly: mcp-go decodes a
+// request and its params into structs, and encoding/json matches a
+// struct's field by its key whatever the case, keeping the last: a
+// tools/call with "name":"nope","Name":"items_touch" runs items_touch,
+// where a proxy, reading keys by case as JSON parsers elsewhere do, saw
+// "nope". Inside the objects mcp-go decodes as maps (_meta, a call's
+// arguments), keys that differ in case are different keys.
+func TestHTTPHandlerRefusesKeysThatDifferInCaseOnly(t *testing.T) {
+	for _, c := range []struct{ from, to string }{
+		{`"name":"items_touch"`, `"name":"nope","Name":"items_touch"`},
+		{`"arguments":{"id":1}`, `"arguments":{"id":1},"ARGUMENTS":{"id":2}`},
+		{`"jsonrpc":"2.0"`, `"jsonrpc":"2.0","Method":"tools/list"`},
+	} {
+		g := newGuardServer(t)
+		r := modernCall("")
+		r.body = strings.Replace(r.body, c.from, c.to, 1)
+		status, body := g.do(t, r)
+		if g.writes.Load() != 0 || status != http.StatusBadRequest || !strings.Contains(string(body), `"code":-32602`) {
+			t.Errorf("%s: status %d, %d runs, %s; want 400 with -32602 and no run", c.to, status, g.writes.Load(), body)
+		}
+	}
+	g := newGuardServer(t)
+	r := modernCall("")
+	r.body = strings.Replace(r.body, `"_meta":{`, `"_meta":{"x.example/k":1,"x.example/K":2,`, 1)
+	if status, body := g.do(t, r); status != http.StatusOK || g.writes.Load() != 1 {
+		t.Fatalf("keys of _meta that differ in case: status %d, %s; want the call run", status, body)
 	}
 }

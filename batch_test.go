@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strings"
@@ -534,4 +535,376 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// rerunEnds records how each observed re-run ended.
+type rerunEnds struct {
+	mu   sync.Mutex
+	ends []rerunEnd
+}
+
+type rerunEnd struct {
+	count   int
+	keys    []string
+	causes  []context.Context
+	outcome adapter.Outcome
+	err     error
+}
+
+func (r *rerunEnds) Observe(ctx context.Context, op adapter.Op) (context.Context, adapter.Observation) {
+	if op.Kind != adapter.OpRerun {
+		return ctx, nil
+	}
+	return ctx, &rerunEndObservation{r: r, op: op}
+}
+
+type rerunEndObservation struct {
+	r  *rerunEnds
+	op adapter.Op
+}
+
+func (*rerunEndObservation) Phase(string, time.Time, time.Time) {}
+
+func (o *rerunEndObservation) End(outcome adapter.Outcome, err error) {
+	o.r.mu.Lock()
+	defer o.r.mu.Unlock()
+	o.r.ends = append(o.r.ends, rerunEnd{o.op.Count, o.op.Keys, o.op.Causes, outcome, err})
+}
+
+// TestBatchFallbackObserved: an Observer can tell the call of a batch
+// that failed as a whole (ErrBatchFailed), which LiveStats does not count
+// as re-runs, from the runs of its argument sets one by one, which it
+// does.
+func TestBatchFallbackObserved(t *testing.T) {
+	obs := &rerunEnds{}
+	st := newBatchStore(4)
+	a, _ := batchApp(t, st, 4, adapter.WithObserver(obs))
+	st.setMode(batchFails)
+	a.Changed("items")
+	waitIdle(t, a)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	var failed, solo int
+	for _, e := range obs.ends {
+		switch {
+		case errors.Is(e.err, adapter.ErrBatchFailed):
+			if e.count != 4 || e.outcome != adapter.OutcomeInternal {
+				t.Errorf("failed batch ended %+v, want 4 sets, internal", e)
+			}
+			failed++
+		case e.count == 0:
+			solo++
+		}
+	}
+	if failed != 1 || solo != 4 {
+		t.Errorf("re-runs ended %+v: want one failed batch and 4 runs alone", obs.ends)
+	}
+}
+
+type writeKey struct{}
+
+// TestBatchFallbackKeepsCauses: the runs alone that follow a batch that
+// failed as a whole are what notifies the subscribers, so they carry the
+// change that caused them, as the failed call did: else a tracing
+// Observer loses the link from the write to the notifications it caused.
+func TestBatchFallbackKeepsCauses(t *testing.T) {
+	obs := &rerunEnds{}
+	st := newBatchStore(3)
+	a, _ := batchApp(t, st, 3, adapter.WithObserver(obs))
+	st.setMode(batchFails)
+	a.ChangedContext(context.WithValue(context.Background(), writeKey{}, "the write"), "items")
+	waitIdle(t, a)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if len(obs.ends) != 4 {
+		t.Fatalf("re-runs ended %+v: want one failed batch and 3 runs alone", obs.ends)
+	}
+	for _, e := range obs.ends {
+		if e.count != 0 {
+			continue // the failed call's
+		}
+		if !slices.Equal(e.keys, []string{"items"}) || len(e.causes) != 1 || e.causes[0].Value(writeKey{}) != "the write" {
+			t.Errorf("run alone caused by keys %q and %d contexts, want items and the write", e.keys, len(e.causes))
+		}
+	}
+}
+
+// TestBatchCausesOnce: a write that reaches every argument set of a batch
+// is one cause of the batch, not one per set: a tracing Observer links the
+// re-run to each cause, and repeats would crowd out the other writes
+// within MaxCauses.
+func TestBatchCausesOnce(t *testing.T) {
+	obs := &rerunEnds{}
+	st := newBatchStore(3)
+	a, _ := batchApp(t, st, 3, adapter.WithObserver(obs))
+	a.ChangedContext(context.WithValue(context.Background(), writeKey{}, "the write"), "items")
+	waitIdle(t, a)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if len(obs.ends) != 1 || obs.ends[0].count != 3 {
+		t.Fatalf("re-runs ended %+v: want one batch of 3", obs.ends)
+	}
+	if e := obs.ends[0]; len(e.causes) != 1 || e.causes[0].Value(writeKey{}) != "the write" {
+		t.Errorf("the batch has %d causes, want the write once", len(e.causes))
+	}
+}
+
+// uncomparableCtx is a context whose values == cannot compare.
+type uncomparableCtx struct {
+	context.Context
+	tags []string
+}
+
+// TestBatchCausesUncomparableContext: telling causes apart compares
+// contexts, which must not panic, on a worker, for a context of the
+// user's that cannot be compared.
+func TestBatchCausesUncomparableContext(t *testing.T) {
+	obs := &rerunEnds{}
+	st := newBatchStore(3)
+	a, _ := batchApp(t, st, 3, adapter.WithObserver(obs))
+	a.ChangedContext(uncomparableCtx{context.Background(), []string{"a"}}, "items")
+	waitIdle(t, a)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if len(obs.ends) != 1 || obs.ends[0].count != 3 || len(obs.ends[0].causes) == 0 {
+		t.Fatalf("re-runs ended %+v: want one batch of 3, with its cause", obs.ends)
+	}
+}
+
+// TestBatchInternalErrorObserved: a batch in which one set failed for a
+// reason of the server's ends internal, with that error, wherever the set
+// stood in the batch: a set that merely vanished (not found) before it
+// must not hide it, as it would not for runs alone.
+func TestBatchInternalErrorObserved(t *testing.T) {
+	obs := &rerunEnds{}
+	a := adapter.Wrap(server.NewMCPServer("t", "1"), adapter.WithObserver(obs))
+	broken := errors.New("the shard is away")
+	var failing atomic.Bool
+	adapter.Live(a, "items_show", "One item.", func(ctx context.Context, args itemID) (namedItem, error) {
+		adapter.Reads(ctx, "items")
+		return namedItem{ID: args.ID}, nil
+	}, adapter.WithBatch(func(ctx context.Context, args []itemID) ([]namedItem, error) {
+		adapter.Reads(ctx, "items")
+		out := make([]namedItem, len(args))
+		errs := make(adapter.BatchErrors, len(args))
+		for i, a := range args {
+			out[i] = namedItem{ID: a.ID}
+		}
+		if failing.Load() {
+			errs[0] = adapter.ErrNotFound // the agent's to see
+			errs[len(args)-1] = broken    // the server's
+		}
+		return out, errs
+	}))
+	c := adaptertest.New(t, a)
+	if sub, err := c.Listen("app://items_show/1", "app://items_show/2", "app://items_show/3"); err != nil || len(sub.Acknowledged) != 3 {
+		t.Fatalf("listen: %v", err)
+	}
+	failing.Store(true)
+	a.Changed("items")
+	waitIdle(t, a)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if len(obs.ends) != 1 || obs.ends[0].count != 3 {
+		t.Fatalf("re-runs ended %+v: want one batch of 3", obs.ends)
+	}
+	if e := obs.ends[0]; e.outcome != adapter.OutcomeInternal || !errors.Is(e.err, broken) {
+		t.Errorf("the batch ended %q with %v, want internal with %v", e.outcome, e.err, broken)
+	}
+}
+
+// TestBatchNoLostWakeUp is the no-lost-wake-up property with batched
+// re-runs: random subscriptions (both eras), writes of one item or of the
+// table, deletions, unsubscriptions, batch forms that fail as a whole,
+// answer with the wrong number of results or panic, and reads, while
+// re-runs (batched, split into single runs, or falling back to them) and
+// deliveries run in the background. Its clients behave as agents do: they
+// read a URI when they subscribe to it and again whenever they hear it
+// changed. At the end, once the registry is idle and every notification is
+// read, every subscription's last read must equal what a read returns now,
+// and the registry must hold nothing once the clients are gone.
+//
+// Each seed replays one sequence; a failure names its seed.
+func TestBatchNoLostWakeUp(t *testing.T) {
+	defer leakcheck.VerifyNone(t, leakcheck.Current())
+	seeds := 40
+	if testing.Short() {
+		seeds = 8
+	}
+	batches := 0
+	for seed := range seeds {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			m := newBatchModel(t, uint64(seed))
+			for range 80 {
+				m.step()
+			}
+			m.finish()
+			batches += m.batches
+		})
+	}
+	if batches < seeds {
+		t.Errorf("%d calls of the batch form in %d sequences: the property hardly met a batch", batches, seeds)
+	}
+}
+
+const (
+	modelItems   = 5
+	modelClients = 3
+)
+
+// watched is one subscription as its client sees it, with what the client
+// last read of it.
+type watched struct {
+	sub  *adaptertest.Subscription
+	last map[string]string // by URI
+}
+
+type batchModel struct {
+	t       *testing.T
+	rng     *rand.Rand
+	st      *batchStore
+	a       *adapter.Adapter
+	clients []*adaptertest.Client
+	subs    [][]*watched // by client
+	batches int          // calls of the batch form
+}
+
+func newBatchModel(t *testing.T, seed uint64) *batchModel {
+	st := newBatchStore(modelItems)
+	st.sizes = make(chan int, 1<<16)
+	st.yield = true
+	a := adapter.Wrap(server.NewMCPServer("t", "1"), adapter.WithLogger(slog.New(slog.DiscardHandler)))
+	adapter.Live(a, "items_show", "One item.", st.show, adapter.WithBatch(st.showMany))
+	m := &batchModel{t: t, rng: rand.New(rand.NewPCG(seed, 17)), st: st, a: a, subs: make([][]*watched, modelClients)}
+	for i := range modelClients {
+		var opts []adaptertest.Option
+		if i == 0 {
+			opts = append(opts, adaptertest.Legacy())
+		}
+		m.clients = append(m.clients, adaptertest.New(t, a, opts...))
+	}
+	return m
+}
+
+func (m *batchModel) uri(id int) string { return fmt.Sprintf("app://items_show/%d", id) }
+
+// current is what a client reading uri gets now.
+func (m *batchModel) current(c *adaptertest.Client, uri string) string {
+	text, err := c.Read(uri)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return text
+}
+
+func (m *batchModel) step() {
+	switch op := m.rng.IntN(10); {
+	case op < 2:
+		m.subscribe()
+	case op < 3:
+		m.unsubscribe()
+	case op < 6:
+		m.write()
+	case op < 7:
+		m.st.setMode([]batchMode{batchOK, batchOK, batchFails, batchShort, batchShortErrs, batchPanics}[m.rng.IntN(6)])
+	case op < 9:
+		m.read(m.rng.IntN(modelClients))
+	default:
+		waitIdle(m.t, m.a)
+	}
+	m.batches += len(m.st.calls())
+}
+
+func (m *batchModel) subscribe() {
+	i := m.rng.IntN(modelClients)
+	c := m.clients[i]
+	var uris []string
+	for range 1 + m.rng.IntN(3) {
+		if u := m.uri(1 + m.rng.IntN(modelItems+1)); !slices.Contains(uris, u) {
+			uris = append(uris, u)
+		}
+	}
+	sub, err := c.Listen(uris...)
+	if err != nil {
+		m.t.Fatalf("listen %q: %v", uris, err)
+	}
+	w := &watched{sub: sub, last: map[string]string{}}
+	for _, u := range sub.Acknowledged {
+		// The first run saw the store as it is: writes are steps of
+		// their own.
+		w.last[u] = m.current(c, u)
+	}
+	m.subs[i] = append(m.subs[i], w)
+}
+
+func (m *batchModel) unsubscribe() {
+	i := m.rng.IntN(modelClients)
+	if len(m.subs[i]) == 0 {
+		return
+	}
+	k := m.rng.IntN(len(m.subs[i]))
+	w := m.subs[i][k]
+	if m.clients[i].Version() != adaptertest.ModernVersion {
+		// Legacy subscriptions of one URI are one on the server, which
+		// unsubscribing ends for all: end every subscription of the
+		// client.
+		for _, x := range m.subs[i] {
+			x.sub.Close()
+		}
+		m.subs[i] = nil
+		return
+	}
+	w.sub.Close()
+	m.subs[i] = slices.Delete(m.subs[i], k, k+1)
+}
+
+func (m *batchModel) write() {
+	id := 1 + m.rng.IntN(modelItems+1)
+	name := []string{"", "a", "b", "c"}[m.rng.IntN(4)] // "" deletes
+	m.st.set(int64(id), name)
+	if m.rng.IntN(2) == 0 {
+		m.a.Changed("items")
+	} else {
+		m.a.Changed(itemKey(int64(id)))
+	}
+}
+
+// read makes client i read what it heard, once the registry is idle: a
+// notification says the result differs from the one last reported, and a
+// read at any other time may see a state that a burst of changes then
+// coalesces away.
+func (m *batchModel) read(i int) {
+	c := m.clients[i]
+	c.WaitIdle()
+	for _, w := range m.subs[i] {
+		for _, u := range w.sub.Take() {
+			if _, ok := w.last[u]; ok {
+				w.last[u] = m.current(c, u)
+			}
+		}
+	}
+}
+
+func (m *batchModel) finish() {
+	for i := range m.clients {
+		m.read(i)
+	}
+	for i, c := range m.clients {
+		for _, w := range m.subs[i] {
+			for u, seen := range w.last {
+				if now := m.current(c, u); seen != now {
+					m.t.Fatalf("client %d, %s: last read %s, now %s, and no notification", i, u, seen, now)
+				}
+			}
+		}
+	}
+	for i := range m.subs {
+		for _, w := range m.subs[i] {
+			w.sub.Close()
+		}
+	}
+	waitIdle(m.t, m.a)
+	if st := m.a.LiveStats(); st.Subscriptions != 0 || st.Queries != 0 || st.Pending != 0 {
+		m.t.Fatalf("after every subscription ended: %+v", st)
+	}
 }
