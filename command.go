@@ -15,48 +15,6 @@ import (
 	"github.com/mcplive/adapter/middleware"
 )
 
-// A CommandOption configures one command declared with Live or Command.
-type CommandOption func(*commandConfig)
-
-type commandConfig struct {
-	confirm      bool
-	reads        []string
-	completers   map[string]Completer
-	title        string
-	noStructured bool
-	batch        batchDecl
-}
-
-// WithTitle gives the command a title: a short name for people, which
-// clients show instead of the command's name. It is the tool's title, and
-// the title of the command's resource and template.
-func WithTitle(title string) CommandOption {
-	return func(c *commandConfig) { c.title = title }
-}
-
-// WithoutStructuredOutput makes the tool answer with JSON text only. By
-// default a tool whose result type R is a struct publishes R's schema as
-// its outputSchema, and every tool whose result is a JSON object answers
-// with that object as structuredContent too, beside the text. Clients that
-// choke on either can be served without both.
-func WithoutStructuredOutput() CommandOption {
-	return func(c *commandConfig) { c.noStructured = true }
-}
-
-// NeedsConfirmation marks a command whose use a person must confirm. Such a
-// command is a tool only, never a resource or a template, since a read or a
-// subscription cannot ask anyone.
-func NeedsConfirmation() CommandOption {
-	return func(c *commandConfig) { c.confirm = true }
-}
-
-// WithReads declares keys a live command always reads, in addition to what
-// each run reports with Reads. A command whose read set does not depend on
-// its arguments can declare it here once.
-func WithReads(keys ...string) CommandOption {
-	return func(c *commandConfig) { c.reads = append(c.reads, keys...) }
-}
-
 // command is everything the adapter knows about one declared command.
 type command struct {
 	name        string
