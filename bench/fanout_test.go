@@ -150,9 +150,8 @@ var (
 // session's channel is empty, a burst at a time: one counter that every
 // notification of every client incremented moved between the cores with
 // every notification, a cost of the benchmark's own. It weighed on
-// FanoutFloor more than on Fanout (docs/performance.md, 3 Dec, session
-// 10): there the clients' goroutines run on the other core while the
-// floor's loop sends.
+// FanoutFloor more than on Fanout: there the clients' goroutines run on
+// the other core while the floor's loop sends.
 type fanout struct {
 	queries  int // distinct argument sets
 	subs     int // subscriptions
