@@ -3,7 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
-	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -150,9 +150,8 @@ var (
 // session's channel is empty, a burst at a time: one counter that every
 // notification of every client incremented moved between the cores with
 // every notification, a cost of the benchmark's own. It weighed on
-// FanoutFloor more than on Fanout (docs/performance.md, 3 Dec, session
-// 10): there the clients' goroutines run on the other core while the
-// floor's loop sends.
+// FanoutFloor more than on Fanout: there the clients' goroutines run on
+// the other core while the floor's loop sends.
 type fanout struct {
 	queries  int // distinct argument sets
 	subs     int // subscriptions
@@ -363,8 +362,12 @@ func (f *fanout) wait(b *testing.B, want int64) {
 }
 
 // settle lets the garbage and the goroutines of a setup settle, before a
-// benchmark that measures the CPU of the whole process.
+// benchmark that measures the CPU of the whole process. It hands the freed
+// memory back to the OS at once: left to it, the runtime's background
+// scavenger returns the garbage of the setup (and of the run before) over
+// the next seconds, and that, not the subscriptions, is what Idle would
+// measure.
 func settle() {
-	runtime.GC()
+	debug.FreeOSMemory()
 	time.Sleep(100 * time.Millisecond)
 }

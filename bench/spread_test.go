@@ -9,8 +9,8 @@ import (
 
 // The fan-out's ops are not alike: an op in which the garbage collector
 // marks takes two to three times the others, in Fanout and FanoutFloor
-// both (docs/performance.md, 4 Dec, session 11), and one op in ten or
-// twelve has one. A mean over a few hundred ops then moves with where the
+// both (docs/performance.md, "The fan-out"), and one op in ten or twelve
+// has one. A mean over a few hundred ops then moves with where the
 // collections fell. BenchmarkFanoutSpread and BenchmarkFanoutFloorSpread
 // time every op on its own and report the 10th, 50th and 90th
 // percentiles: the medians compare the two without the collections, the

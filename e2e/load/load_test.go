@@ -17,7 +17,7 @@ import (
 
 const (
 	// settle is how long after the last write returned the final state is
-	// checked (issue 11): every notification and re-read should be done.
+	// checked: every notification and re-read should be done.
 	settle = 3 * time.Second
 	// runBudget bounds the run from connecting the first client to the
 	// final check; closing has bounds of its own.

@@ -48,7 +48,7 @@ type subscriber struct {
 // an agent that re-reads each notified URI as soon as it hears of it. The
 // more a session's POSTs overlap its notifications, the likelier mcp-go's
 // forwarder takes one to drop; README.md says how often 8 and 4 caught
-// the adapter from before issue 11's fix.
+// an adapter that delivered through mcp-go's session channel.
 const rereaders = 8
 
 // A subscription is what a subscriber knows of one of its URIs.
