@@ -118,6 +118,14 @@ func (a *Adapter) HTTPHandler(next http.Handler, opts ...HTTPOption) http.Handle
 			writeHTTPError(w, http.StatusBadRequest, errBatch)
 			return
 		}
+		if e := repeatedKeyError(body); e != nil {
+			status := http.StatusOK
+			if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+				status = modernHTTPStatus(e.Code)
+			}
+			writeHTTPResponse(w, status, errorResponseTo(body, e))
+			return
+		}
 		var lc *listenCloser
 		if version := r.Header.Get(mcp.HeaderProtocolVersion); mcp.IsModernProtocol(version) {
 			if fixed := withNotificationMeta(body, version); len(fixed) != len(body) {
@@ -839,6 +847,11 @@ func hasIDKey(msg map[string]json.RawMessage) bool {
 // read) and the given status.
 func writeHTTPError(w http.ResponseWriter, status int, e *rpcError) {
 	b, _ := json.Marshal(wireErrorResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: json.RawMessage("null"), Error: e})
+	writeHTTPResponse(w, status, b)
+}
+
+// writeHTTPResponse answers with b, one JSON-RPC message, and status.
+func writeHTTPResponse(w http.ResponseWriter, status int, b []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", fmt.Sprint(len(b)+1))
 	w.WriteHeader(status)

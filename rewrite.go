@@ -262,6 +262,12 @@ func (b *errorBox) take(id any) *rpcError {
 // HTTPHandler, ServeStdio and package adaptertest all answer with exactly
 // the errors HandleMessage returns.
 func (a *Adapter) HandleMessage(ctx context.Context, raw json.RawMessage) mcp.JSONRPCMessage {
+	if e := repeatedKeyError(raw); e != nil {
+		var resp mcp.JSONRPCError
+		if json.Unmarshal(errorResponseTo(raw, e), &resp) == nil {
+			return resp
+		}
+	}
 	ctx, box := withErrorBox(ctx)
 	resp := a.srv.HandleMessage(ctx, raw)
 	switch r := resp.(type) {
@@ -313,12 +319,29 @@ func structObjects() [][]string {
 }
 
 // ambiguousRequestHook is the request-initialization hook that refuses
-// those requests; the edges answer the boxed error.
+// those requests on transports the adapter's edges do not serve; the edges
+// refuse them before mcp-go reads them (repeatedKeyError), since mcp-go
+// refuses a repeated member of the message or its params itself, with
+// -32600 and no word of which.
 func (a *Adapter) ambiguousRequestHook(ctx context.Context, id any, message any) error {
 	raw, ok := message.(json.RawMessage)
 	if !ok {
 		return nil
 	}
+	err := repeatedKeyError(raw)
+	if err == nil {
+		return nil
+	}
+	if box := errorBoxFrom(ctx); box != nil {
+		box.put(id, err)
+	}
+	return err
+}
+
+// repeatedKeyError is the -32602 that refuses raw, a request of a method
+// the adapter serves that repeats a key, naming the place; nil for any
+// other message.
+func repeatedKeyError(raw []byte) *rpcError {
 	var m struct {
 		Method mcp.MCPMethod `json:"method"`
 	}
@@ -330,9 +353,16 @@ func (a *Adapter) ambiguousRequestHook(ctx context.Context, id any, message any)
 		return nil
 	}
 	fe := duplicateKeyError(at, key).Errors[0]
-	err := &rpcError{Code: mcp.INVALID_PARAMS, Message: fe.Error(), Data: &ValidationError{Errors: []FieldError{fe}}}
-	if box := errorBoxFrom(ctx); box != nil {
-		box.put(id, err)
+	return &rpcError{Code: mcp.INVALID_PARAMS, Message: fe.Error(), Data: &ValidationError{Errors: []FieldError{fe}}}
+}
+
+// errorResponseTo is the JSON-RPC error response e to msg, under msg's id
+// exactly as msg spells it (null when msg shows none, or is a response).
+func errorResponseTo(msg []byte, e *rpcError) []byte {
+	kind, id := peekMessage(msg)
+	if id == nil || kind != kindOther {
+		id = json.RawMessage("null")
 	}
-	return err
+	b, _ := json.Marshal(wireErrorResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Error: e})
+	return b
 }

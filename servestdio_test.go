@@ -124,9 +124,10 @@ func (c *edgeStdioClient) read(uri string) edgeResponse {
 	return c.call(string(mcp.MethodResourcesRead), map[string]any{"uri": uri})
 }
 
-// A request that gives one of its keys twice is refused, through the edge
-// with -32602 and data.errors, on plain mcp-go with -32600 and the same
-// message (docs/transports.md, docs/reading.md).
+// A request that gives one of its keys twice is refused: through the edge
+// with -32602, data.errors and the adapter's words; on plain mcp-go, which
+// refuses a repeated member of the message or its params before any hook,
+// with its -32600 naming the member (docs/transports.md, docs/reading.md).
 func TestStdioRequestRepeatingAKey(t *testing.T) {
 	const msg = `params: has the key "uri" twice; a JSON object's keys must differ`
 	for _, era := range edgeEras {
@@ -144,12 +145,12 @@ func TestStdioRequestRepeatingAKey(t *testing.T) {
 					return bytes.Replace(b, []byte(`"uri":`), []byte(`"uri":"app://items_show/8","uri":`), 1)
 				})
 				e := r.Error
-				wantCode, wantData := mcp.INVALID_REQUEST, false
+				wantCode, wantMsg, wantData := mcp.INVALID_REQUEST, `duplicate member "params.uri"`, false
 				if edge {
-					wantCode, wantData = mcp.INVALID_PARAMS, true
+					wantCode, wantMsg, wantData = mcp.INVALID_PARAMS, msg, true
 				}
-				if e == nil || e.Code != wantCode || e.Message != msg || (len(e.Data) != 0) != wantData {
-					t.Errorf("read with uri twice = %+v, want %d %q, data %v", e, wantCode, msg, wantData)
+				if e == nil || e.Code != wantCode || e.Message != wantMsg || (len(e.Data) != 0) != wantData {
+					t.Errorf("read with uri twice = %+v, want %d %q, data %v", e, wantCode, wantMsg, wantData)
 				}
 			})
 		}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
@@ -229,6 +228,10 @@ func (r *lineReader) gather(seg []byte) error {
 		r.line = r.line[:0]
 		return r.refuse(nil, errBatch)
 	}
+	if e := repeatedKeyError(r.line); e != nil {
+		defer func() { r.line = r.line[:0] }()
+		return r.refuse(r.line, e)
+	}
 	r.next, r.line = r.line, r.line[:0]
 	return nil
 }
@@ -237,15 +240,7 @@ func (r *lineReader) gather(seg []byte) error {
 // id head shows, or null. A response of the client's has its id in the
 // client's requests' space: it is answered under null.
 func (r *lineReader) refuse(head []byte, e *rpcError) error {
-	kind, id := peekMessage(head)
-	if id == nil || kind != kindOther {
-		id = json.RawMessage("null")
-	}
-	b, err := json.Marshal(wireErrorResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Error: e})
-	if err != nil {
-		return err
-	}
-	return writeAll(r.out, append(b, '\n'))
+	return writeAll(r.out, append(errorResponseTo(head, e), '\n'))
 }
 
 // lineTooLong answers a line longer than maxStdioLine.

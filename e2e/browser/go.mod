@@ -9,6 +9,9 @@ require (
 	go.uber.org/goleak v1.3.0
 )
 
-require github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+require (
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
+)
 
 replace github.com/mcplive/adapter/e2e/internal/exampleproc => ../internal/exampleproc
