@@ -121,6 +121,16 @@ type rpcError struct {
 
 func (e *rpcError) Error() string { return e.Message }
 
+// JSONRPCError makes an rpcError what mcp-go sends as it is when a handler
+// returns it through server.NewHandlerError (wire).
+func (e *rpcError) JSONRPCError() mcp.JSONRPCError {
+	return mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, Error: mcp.NewJSONRPCErrorDetails(e.Code, e.Message, e.Data)}
+}
+
+// wire is e as a handler's error that mcp-go answers with e's code,
+// message and data.
+func (e *rpcError) wire() error { return server.NewHandlerError(e) }
+
 // notFound is resource-not-found for the request's protocol era: -32002
 // before 2026-07-28 and -32602 from it on, with the URI in data either way.
 // detail, when set, says what was wrong with the URI.
@@ -182,6 +192,10 @@ func classify(err error) failure {
 func (a *Adapter) readError(ctx context.Context, c *command, uri string, err error) *rpcError {
 	switch f := classify(err); f.kind {
 	case failPrepared:
+		if f.rpc == errNotGranted {
+			// Exactly as a URI no command owns.
+			return notFound(ctx, uri, "")
+		}
 		return f.rpc
 	case failMalformed:
 		return notFound(ctx, uri, f.uri.reason)
@@ -230,7 +244,10 @@ func (a *Adapter) onError(ctx context.Context, id any, method mcp.MCPMethod, mes
 }
 
 // wireError decides the error a failed request answers on the wire, or nil
-// to leave mcp-go's as it is.
+// to leave mcp-go's as it is: a hook's refusal (subscribe, listen,
+// completion, a repeated key), which mcp-go would answer -32600 or -32603
+// without data, and mcp-go's own resource-not-found. A read's own errors
+// need nothing: readHandler returns them through server.NewHandlerError.
 func (a *Adapter) wireError(ctx context.Context, method mcp.MCPMethod, message any, err error) *rpcError {
 	if method != mcp.MethodResourcesRead {
 		var rpc *rpcError
@@ -239,27 +256,10 @@ func (a *Adapter) wireError(ctx context.Context, method mcp.MCPMethod, message a
 		}
 		return nil
 	}
-	req, _ := message.(*mcp.ReadResourceRequest)
-	if req == nil {
-		return nil
-	}
-	st := readStateFrom(*req)
-	if st == nil {
-		if errors.Is(err, server.ErrResourceNotFound) {
-			// Not a URI of ours: answer in the same form as ours do, so
-			// that an ungranted command is indistinguishable from none.
-			return notFound(ctx, req.Params.URI, "")
-		}
-		return nil
-	}
-	var rpc *rpcError
-	switch {
-	case st.err == errNotGranted:
-		return notFound(ctx, st.uri, "")
-	case st.err != nil:
-		return a.readError(ctx, st.cmd, st.uri, st.err)
-	case errors.As(err, &rpc):
-		return rpc
+	if req, _ := message.(*mcp.ReadResourceRequest); req != nil && errors.Is(err, server.ErrResourceNotFound) {
+		// A URI no command of ours owns: answer in the form ours do, so
+		// that an ungranted command is indistinguishable from none.
+		return notFound(ctx, req.Params.URI, "")
 	}
 	return nil
 }

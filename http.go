@@ -17,6 +17,7 @@ import (
 	"unicode"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcplive/adapter/middleware"
 )
@@ -554,8 +555,9 @@ func listenRequestID(body []byte) json.RawMessage {
 // the shapes of request body that mcp-go would answer badly.
 
 // DefaultMaxBodyBytes is the largest request body HTTPHandler accepts
-// unless WithMaxBodyBytes says otherwise.
-const DefaultMaxBodyBytes = 4 << 20
+// unless WithMaxBodyBytes says otherwise: mcp-go's own default for its
+// Streamable HTTP server, so that the two caps agree.
+const DefaultMaxBodyBytes = server.DefaultMaxRequestBodyBytes
 
 // An HTTPOption configures HTTPHandler.
 type HTTPOption func(*httpConfig)
@@ -641,6 +643,14 @@ func (c *httpConfig) hostAllowed(r *http.Request) bool {
 // (DefaultMaxBodyBytes by default). A longer one is answered 413 Content
 // Too Large with a JSON-RPC error, and no more of it is read than the
 // limit.
+//
+// mcp-go's Streamable HTTP server bounds bodies too
+// (server.WithMaxRequestBodyBytes, the same default): a body over the
+// smaller cap is refused. To accept larger bodies, give both the same n:
+//
+//	const maxBody = 16 << 20
+//	httpSrv := server.NewStreamableHTTPServer(srv, server.WithMaxRequestBodyBytes(maxBody))
+//	mux.Handle("/mcp", a.HTTPHandler(httpSrv, adapter.WithMaxBodyBytes(maxBody)))
 func WithMaxBodyBytes(n int64) HTTPOption {
 	return func(c *httpConfig) {
 		if n < 1 {

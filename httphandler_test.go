@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcplive/adapter"
 )
 
 // edgeHTTPClient speaks raw Streamable HTTP, so that tests see the whole
@@ -253,9 +254,10 @@ func TestHTTPHandlerPutsRemoteAddrInContext(t *testing.T) {
 	}
 }
 
-// Without the edge, mcp-go answers every handler error with -32603 and its
-// text; reads still work and the messages still say what is wrong.
-func TestPlainStreamableHTTPAnswersInternalError(t *testing.T) {
+// Without the edge a read still answers its exact error: mcp-go sends a
+// handler's error made with server.NewHandlerError as it is. Only
+// mcp-go's own not-found, for a URI no command owns, keeps mcp-go's form.
+func TestPlainStreamableHTTPAnswersExactReadErrors(t *testing.T) {
 	srv, _ := edgeApp(t)
 	url := edgeHTTPServer(t, server.NewStreamableHTTPServer(srv))
 	for _, era := range edgeEras {
@@ -267,17 +269,24 @@ func TestPlainStreamableHTTPAnswersInternalError(t *testing.T) {
 			}
 			edgeCheckResult(t, "app://items_show/7", ok.resp.Result)
 
-			for uri, msg := range map[string]string{
-				"app://items_index?page=0&per_page=500": "invalid arguments: page: must be at least 1; per_page: must be between 1 and 100",
-				"app://items_show/404":                  "resource not found: app://items_show/404",
+			for _, tc := range []struct {
+				uri, msg, data string
+				code           int
+			}{
+				{"app://items_index?page=0&per_page=500", "invalid arguments: page: must be at least 1; per_page: must be between 1 and 100", `"errors"`, mcp.INVALID_PARAMS},
+				{"app://items_show/404", "resource not found: app://items_show/404", `{"uri":"app://items_show/404"}`, era.notFound},
 			} {
-				r := c.read(uri)
+				r := c.read(tc.uri)
 				e := r.resp.Error
-				if e == nil || e.Code != mcp.INTERNAL_ERROR || e.Message != msg || len(e.Data) != 0 {
-					t.Errorf("read %s = %+v, want -32603 %q without data", uri, e, msg)
+				if e == nil || e.Code != tc.code || e.Message != tc.msg || !strings.Contains(string(e.Data), tc.data) {
+					t.Errorf("read %s = %+v, want %d %q with data %s", tc.uri, e, tc.code, tc.msg, tc.data)
 				}
-				if r.status != http.StatusOK {
-					t.Errorf("status = %d, want 200", r.status)
+				want := http.StatusOK
+				if era.modern() {
+					want = http.StatusBadRequest // mcp-go's status for -32602 on 2026-07-28
+				}
+				if r.status != want {
+					t.Errorf("read %s: status = %d, want %d", tc.uri, r.status, want)
 				}
 			}
 			// Not found that mcp-go decides itself keeps its code, without data.
@@ -331,5 +340,79 @@ func TestHTTPHandlerWithMcpGoClient(t *testing.T) {
 				t.Errorf("templates: %d, %v; want the 4 granted (3 of the adapter, files)", len(templates.ResourceTemplates), err)
 			}
 		})
+	}
+}
+
+// Request ids come back exactly as the client wrote them, beyond 2^53 and
+// beyond int64 too, with the adapter's exact error: a read's (sent as it is
+// by mcp-go) and a hook's (swapped in by the edge, keyed by the id).
+func TestHTTPHandlerEchoesLargeIDsWithExactErrors(t *testing.T) {
+	srv, a := edgeApp(t)
+	url := edgeHTTPServer(t, a.HTTPHandler(server.NewStreamableHTTPServer(srv)))
+	ids := []any{json.Number("9007199254740993"), json.Number("12345678901234567890"), json.Number("-9223372036854775809"), "id-7"}
+	for _, era := range edgeEras {
+		t.Run(era.name, func(t *testing.T) {
+			c := newEdgeHTTPClient(t, url, era)
+			for _, id := range ids {
+				want, _ := json.Marshal(id)
+				r := c.send(id, string(mcp.MethodResourcesRead), map[string]any{"uri": "app://items_index?page=0"})
+				if e := r.resp.Error; e == nil || e.Code != mcp.INVALID_PARAMS || !strings.Contains(string(e.Data), `"errors"`) || string(r.resp.ID) != string(want) {
+					t.Errorf("read with id %s: id %s, error %+v; want -32602 with data.errors under id %s", want, r.resp.ID, e, want)
+				}
+				if era.modern() {
+					continue
+				}
+				r = c.send(id, string(mcp.MethodResourcesSubscribe), map[string]any{"uri": "app://items_index?page=x"})
+				if e := r.resp.Error; e == nil || e.Code != mcp.INVALID_PARAMS || !strings.Contains(string(e.Data), `"errors"`) || string(r.resp.ID) != string(want) {
+					t.Errorf("subscribe with id %s: id %s, error %+v; want -32602 with data.errors under id %s", want, r.resp.ID, e, want)
+				}
+			}
+		})
+	}
+}
+
+// The adapter's body cap and mcp-go's agree: a body of exactly
+// DefaultMaxBodyBytes reaches mcp-go and is answered, one byte more is the
+// adapter's 413.
+func TestHTTPHandlerBodyCapAgreesWithMCPGo(t *testing.T) {
+	srv, a := edgeApp(t)
+	url := edgeHTTPServer(t, a.HTTPHandler(server.NewStreamableHTTPServer(srv)))
+	era := edgeEras[0]
+	version := era.version
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": edgeRequestParams(era, map[string]any{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := string(b)
+	for _, tc := range []struct {
+		size   int
+		status int
+	}{
+		{adapter.DefaultMaxBodyBytes, http.StatusOK},
+		{adapter.DefaultMaxBodyBytes + 1, http.StatusRequestEntityTooLarge},
+	} {
+		body := msg + strings.Repeat(" ", tc.size-len(msg))
+		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set(mcp.HeaderProtocolVersion, version)
+		for k, v := range mcp.StandardHeaders(version, mcp.MethodToolsList, nil) {
+			req.Header.Set(k, v)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reply, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != tc.status {
+			t.Errorf("a body of %d bytes: status %d (%.200s), want %d", tc.size, res.StatusCode, reply, tc.status)
+		}
+		if tc.status == http.StatusRequestEntityTooLarge && !strings.Contains(string(reply), "request body too large: the limit is") {
+			t.Errorf("a body of %d bytes: %s; want the adapter's 413, not mcp-go's", tc.size, reply)
+		}
 	}
 }

@@ -20,13 +20,11 @@ import (
 // _meta under readStateKey, and points Params.URI at the command's plain
 // resource scheme://command, which mcp-go finds by exact lookup, ahead of
 // every template. That resource's handler (readHandler) picks the outcome up
-// and runs the command. URIs the adapter does not own pass untouched to the
-// user's own resources and templates.
-//
-// A URI the adapter owns but must answer "not found" for (malformed, or its
-// command not granted) is pointed at the empty URI instead, which no
-// resource or template of the adapter matches, so mcp-go itself answers
-// resource-not-found with the code of the request's era.
+// and runs the command, or answers the outcome's error: a URI that does not
+// fit, or a command the session is not granted, is resource-not-found for
+// the era, through server.NewHandlerError, which mcp-go sends as it is. URIs
+// the adapter does not own pass untouched to the user's own resources and
+// templates.
 
 // readStateKey is the _meta key under which routeRead hands its outcome to
 // readHandler. The value is a Go pointer, which JSON from a client cannot
@@ -60,16 +58,11 @@ func (a *Adapter) routeRead(ctx context.Context, _ any, req *mcp.ReadResourceReq
 		req.Params.Meta.AdditionalFields = map[string]any{}
 	}
 	req.Params.Meta.AdditionalFields[readStateKey] = st
-	if _, structural := st.err.(*uriError); structural || st.err == errNotGranted {
-		req.Params.URI = ""
-		a.observeUnrouted(ctx, st) // the read ends here
-		return
-	}
 	req.Params.URI = st.cmd.routeURI
 }
 
 // errNotGranted marks a URI whose command the session may not use; it
-// answers exactly as a URI no command owns.
+// answers exactly as a URI no command owns (readError).
 var errNotGranted = &rpcError{Message: "not granted"}
 
 // resolve parses and converts uri when the adapter owns it: it names a live
@@ -125,14 +118,18 @@ func (a *Adapter) readHandler(c *command) server.ResourceHandlerFunc {
 			// Reached by mcp-go's own matching, not through routeRead: a
 			// hook of the user's removed the outcome. Refuse rather than
 			// guess at arguments mcp-go may have dropped.
-			return nil, notFound(ctx, req.Params.URI, "")
+			return nil, notFound(ctx, req.Params.URI, "").wire()
 		}
-		ctx, o := a.observe(ctx, Op{Kind: OpRead, Command: c.name, URI: st.uri, Start: st.clock.start})
+		start := st.clock.start
+		if start.IsZero() {
+			start = a.now() // not granted: nothing was parsed
+		}
+		ctx, o := a.observe(ctx, Op{Kind: OpRead, Command: c.name, URI: st.uri, Start: start})
 		st.clock.observePhases(o)
 		contents, err := a.read(ctx, o, c, st)
 		o.End(requestOutcome(ctx, err), err)
 		if err != nil {
-			return nil, a.readError(ctx, c, st.uri, err)
+			return nil, a.readError(ctx, c, st.uri, err).wire()
 		}
 		return contents, nil
 	}
@@ -176,19 +173,6 @@ func (k *readClock) observePhases(o Observation) {
 	if !k.converted.IsZero() {
 		o.Phase(PhaseConvert, k.parsed, k.converted)
 	}
-}
-
-// observeUnrouted observes a read that routeRead answers by itself, as
-// resource-not-found: a URI that does not fit its template, or a command
-// the session is not granted.
-func (a *Adapter) observeUnrouted(ctx context.Context, st *readState) {
-	start := st.clock.start
-	if start.IsZero() {
-		start = a.now()
-	}
-	_, o := a.observe(ctx, Op{Kind: OpRead, Command: st.cmd.name, URI: st.uri, Start: start})
-	st.clock.observePhases(o)
-	o.End(OutcomeNotFound, st.err)
 }
 
 // readContents is the answer of a read whose command returned res: one

@@ -204,17 +204,23 @@ func errorBoxFrom(ctx context.Context) *errorBox {
 	return b
 }
 
-// idKey spells a JSON-RPC id as its compact JSON, the same for the id the
-// hook sees and the id the response carries.
+// idKey spells a JSON-RPC id as mcp-go keys it (mcp.RequestId.String):
+// the same for the id a hook sees, the id a response carries as raw JSON,
+// and an mcp.RequestId, and exact for any JSON number, beyond 2^53 too.
 func idKey(id any) string {
-	if raw, ok := id.(json.RawMessage); ok {
-		var v any
-		if json.Unmarshal(raw, &v) == nil {
-			id = v
+	switch v := id.(type) {
+	case json.RawMessage:
+		var rid mcp.RequestId
+		if json.Unmarshal(v, &rid) != nil {
+			return "raw:" + string(v)
 		}
+		return rid.String()
+	case mcp.RequestId:
+		return v.String()
+	case *mcp.RequestId:
+		return v.String()
 	}
-	b, _ := json.Marshal(id)
-	return string(b)
+	return mcp.NewRequestId(id).String()
 }
 
 // maxBoxedID bounds the spelled id of an entry the box keeps. A response

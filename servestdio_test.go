@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -187,7 +188,8 @@ func TestServeStdioAnswersExactErrors(t *testing.T) {
 	}
 }
 
-func TestPlainStdioAnswersInternalError(t *testing.T) {
+// Without the edge a read still answers its exact error (server.NewHandlerError).
+func TestPlainStdioAnswersExactReadErrors(t *testing.T) {
 	for _, era := range edgeEras {
 		t.Run(era.name, func(t *testing.T) {
 			srv, _ := edgeApp(t)
@@ -195,9 +197,9 @@ func TestPlainStdioAnswersInternalError(t *testing.T) {
 				return server.NewStdioServer(srv).Listen(ctx, in, out)
 			})
 			r := c.read("app://items_index?page=0&per_page=500")
-			if e := r.Error; e == nil || e.Code != mcp.INTERNAL_ERROR || len(e.Data) != 0 ||
+			if e := r.Error; e == nil || e.Code != mcp.INVALID_PARAMS || !strings.Contains(string(e.Data), `"errors"`) ||
 				e.Message != "invalid arguments: page: must be at least 1; per_page: must be between 1 and 100" {
-				t.Errorf("read = %+v, want -32603 with the readable message and no data", e)
+				t.Errorf("read = %+v, want -32602 with the message and data.errors", e)
 			}
 			if r := c.read("app://items_show/7"); r.Error != nil {
 				t.Errorf("read: %+v", r.Error)

@@ -114,9 +114,6 @@ var errSubscribeCancelled = &rpcError{Code: mcp.REQUEST_INTERRUPTED, Message: "t
 // see.
 func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func() (*stream, *rpcError)) *rpcError {
 	a := r.a
-	if rs.err == errNotGranted {
-		return notFound(ctx, rs.uri, "")
-	}
 	if rs.err != nil {
 		return a.readError(ctx, rs.cmd, rs.uri, rs.err)
 	}
