@@ -147,6 +147,7 @@ func marshal(t *testing.T, v any) []byte {
 // status it came with.
 type rawReply struct {
 	Status int             `json:"-"`
+	ID     json.RawMessage `json:"id"`
 	Result json.RawMessage `json:"result"`
 	Error  *jsonrpc.Error  `json:"error"`
 }
@@ -198,4 +199,77 @@ func firstEventData(stream []byte) []byte {
 		}
 	}
 	return data
+}
+
+// TestExactIDsAndRepeatedURIOverHTTP checks, on each era, that a read
+// answers the adapter's exact error under the very id the client wrote,
+// beyond 2^53 and beyond int64, and that a read giving "uri" twice is
+// refused with -32602 naming it. go-sdk sends a real resources/read, whose
+// HTTP request is replayed with the id and params edited.
+func TestExactIDsAndRepeatedURIOverHTTP(t *testing.T) {
+	for _, era := range []string{legacyEra, modernEra} {
+		t.Run(era, func(t *testing.T) {
+			ignore := goleak.IgnoreCurrent()
+			t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			t.Cleanup(cancel)
+			wire := newWireLog()
+			url := example.StartHTTP(t)
+			dumpOnFailure(t, wire)
+			hc := httpClient(t, wire)
+			w := connect(t, ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, era, wire)
+
+			rctx, rcancel := context.WithTimeout(ctx, callTimeout)
+			defer rcancel()
+			if _, err := w.cs.ReadResource(rctx, &mcp.ReadResourceParams{URI: "app://customers_show/1"}); err != nil {
+				t.Fatalf("resources/read with go-sdk: %v", err)
+			}
+			sent, ok := wire.last(func(e wireEntry) bool { return e.what == http.MethodPost && e.method == "resources/read" })
+			if !ok {
+				t.Fatal("the wire log has no resources/read POST of go-sdk's")
+			}
+			wantStatus := http.StatusOK
+			if era == modernEra {
+				wantStatus = http.StatusBadRequest // -32602 on 2026-07-28
+			}
+			for _, id := range []string{"9007199254740993", "12345678901234567890", `"read-7"`} {
+				body := replayWithID(t, sent.body, id, func(params map[string]json.RawMessage) []byte {
+					params["uri"] = marshal(t, "app://customers_show/twelve")
+					return marshal(t, params)
+				})
+				header := sent.header.Clone()
+				if header.Get("Mcp-Name") != "" {
+					header.Set("Mcp-Name", "app://customers_show/twelve") // 2026-07-28 names it in a header too
+				}
+				reply := postRaw(t, ctx, hc, url, header, body)
+				var data struct {
+					Errors []struct{ Field, Message string } `json:"errors"`
+				}
+				if reply.Error == nil || reply.Error.Code != jsonrpc.CodeInvalidParams || string(reply.ID) != id ||
+					json.Unmarshal(reply.Error.Data, &data) != nil || len(data.Errors) != 1 || data.Errors[0].Field != "id" || reply.Status != wantStatus {
+					t.Errorf("read of customers_show/twelve with id %s: HTTP %d, id %s, error %+v; want %d, -32602 with data.errors naming id, under id %s",
+						id, reply.Status, reply.ID, reply.Error, wantStatus, id)
+				}
+			}
+			body := replayWithID(t, sent.body, "8", func(params map[string]json.RawMessage) []byte {
+				b := marshal(t, params)
+				return append([]byte(`{"uri":"app://customers_show/2",`), b[1:]...)
+			})
+			reply := postRaw(t, ctx, hc, url, sent.header, body)
+			if reply.Error == nil || reply.Error.Code != jsonrpc.CodeInvalidParams || !strings.Contains(reply.Error.Message, `"uri" twice`) || reply.Status != wantStatus {
+				t.Errorf("read with params.uri twice: HTTP %d, error %+v; want %d, -32602 naming uri", reply.Status, reply.Error, wantStatus)
+			}
+		})
+	}
+}
+
+// replayWithID is replayBody with the id written as raw JSON, exactly.
+func replayWithID(t *testing.T, body, id string, edit func(params map[string]json.RawMessage) []byte) []byte {
+	t.Helper()
+	var msg map[string]json.RawMessage
+	if err := json.Unmarshal(replayBody(t, body, "", edit), &msg); err != nil {
+		t.Fatal(err)
+	}
+	msg["id"] = json.RawMessage(id)
+	return marshal(t, msg)
 }
