@@ -23,57 +23,35 @@ import (
 )
 
 // HTTPHandler wraps mcp-go's Streamable HTTP server (or any handler that
-// serves the adapter's server over Streamable HTTP) so that its answers carry
-// the adapter's exact errors: -32602 with data.errors for arguments that do
-// not convert or validate, resource-not-found with data.uri for the request's
-// protocol era, the rate limit's -31429 with data.retryAfterMs. mcp-go alone
-// can only answer -32603 without data for them (see docs/transports.md).
+// serves the adapter's server over Streamable HTTP) in the adapter's HTTP
+// edge:
 //
 //	httpSrv := server.NewStreamableHTTPServer(srv)
 //	mux.Handle("/mcp", a.HTTPHandler(httpSrv))
 //
-// Per request it puts into the request's context:
-//   - the box in which the adapter's OnError hook leaves the exact error of a
-//     failed request (mcp-go hands every handler and hook a context derived
-//     from the request's);
-//   - the client's address (r.RemoteAddr), unless the context carries one
-//     already (middleware.RemoteAddrHandler in front, for one), so that the
-//     rate limit can tell apart the clients of stateless Streamable HTTP,
-//     whose sessions have no ID.
+// Through it:
 //
-// and it rewrites, in the response of a POST, the error response for the
-// request's id:
-//   - in an application/json body, which it holds until the handler ends or
-//     flushes (one JSON-RPC message of at most 64 KiB; a longer body is
-//     passed through as it comes). With protocol version 2026-07-28 the HTTP
-//     status follows the new code, as mcp-go maps codes to statuses for that
-//     version (-32602 is 400 Bad Request); Content-Length is dropped when the
-//     body changes.
-//   - in a text/event-stream body, event by event: each event is held only
-//     until its blank line ends it, and every other event (notifications on
-//     a long-lived subscriptions/listen stream, for one) is written and
-//     flushed as soon as mcp-go writes and flushes it. A write into the
-//     stream that the client does not read within 30 s fails, and the
-//     request ends with it (a listen stream's subscriptions with it).
+//   - every failed request answers the adapter's exact JSON-RPC error
+//     (-32602 with data.errors, resource-not-found with data.uri for the
+//     protocol era, the rate limit's -31429 with data.retryAfterMs), also
+//     those mcp-go alone answers -32603 or -32600 without data;
+//   - the notifications of a legacy session's subscriptions reach its GET
+//     stream, none lost, and a write into any response that the client
+//     does not read within 30 s fails, ending that request rather than
+//     holding it;
+//   - before mcp-go sees a request, a Host or Origin not allowed is
+//     answered 403 (WithAllowedHosts, WithAllowedOrigins), a body over
+//     WithMaxBodyBytes 413, a JSON-RPC batch 400, and a request that gives
+//     a key twice -32602 naming it; a 2026-07-28 notification without the
+//     protocol _meta gets it.
 //
-// The writer of a legacy session's GET stream is wrapped too: the adapter
-// writes that session's notifications/resources/updated into it, and every
-// write into it, mcp-go's included, that the client does not read within
-// 30 s fails. Everything else passes through untouched: DELETE and other
-// methods, other content types, status codes, headers. mcp-go answers one
-// JSON-RPC message per POST (v1.2.1 does not accept JSON-RPC batches), so a
-// body holds at most one response to rewrite.
-//
-// Before mcp-go sees a request, HTTPHandler answers 403 to a Host not
-// allowed by WithAllowedHosts and an Origin not allowed (WithAllowedOrigins),
-// 413 to a POST body over WithMaxBodyBytes, and 400 to a JSON-RPC batch, each
-// with a JSON-RPC error, and adds the protocol _meta to a 2026-07-28
-// notification that lacks it (see docs/transports.md).
-//
-// The writer handed to next implements http.Flusher exactly when the
-// server's does (mcp-go streams only then), and Unwrap, so that
-// http.ResponseController reaches the server's writer for deadlines or
-// Hijack. Bytes written to a hijacked connection bypass the rewriting.
+// The request's context carries the client's address (r.RemoteAddr), unless
+// it has one already (middleware.RemoteAddrHandler in front), so that limits
+// tell apart the clients of stateless Streamable HTTP. The writer handed to
+// next implements http.Flusher exactly when the server's does, and Unwrap,
+// so that http.ResponseController reaches the server's writer; bytes written
+// to a hijacked connection bypass the edge. docs/transports.md says what
+// differs without it, and docs/architecture.md how it works.
 func (a *Adapter) HTTPHandler(next http.Handler, opts ...HTTPOption) http.Handler {
 	if next == nil {
 		panic("adapter: HTTPHandler(nil)")

@@ -12,15 +12,14 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// ServeStdio serves the adapter's server over stdio, reading newline-delimited
-// JSON-RPC messages from in and writing them to out until ctx ends or in
-// reaches EOF, as mcp-go's server.NewStdioServer(a.Server()).Listen(ctx, in,
-// out) does, with opts applied to that stdio server. The difference is in the
-// errors: every error response goes out with the adapter's exact error
-// (-32602 with data.errors, resource-not-found with data.uri for the era, …)
-// where mcp-go alone would send -32603 without data (see docs/transports.md).
-//
-// A server process serves its standard streams like this:
+// ServeStdio serves the adapter's server over stdio, reading
+// newline-delimited JSON-RPC messages from in and writing them to out until
+// ctx ends or in reaches EOF, as mcp-go's
+// server.NewStdioServer(a.Server()).Listen(ctx, in, out) does, with opts
+// applied to that stdio server, and with the adapter's stdio edge: every
+// failed request answers the adapter's exact JSON-RPC error, and a line
+// longer than DefaultMaxBodyBytes, a JSON-RPC batch or a request that gives
+// a key twice is answered without reaching mcp-go.
 //
 //	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 //	defer stop()
@@ -28,30 +27,10 @@ import (
 //		log.Fatal(err)
 //	}
 //
-// ServeStdio puts into ctx the box in which the adapter's OnError hook leaves
-// the exact errors (mcp-go hands that context to every handler and hook), and
-// wraps out so that each line mcp-go writes is one message it can look at:
-// writes are gathered up to each newline, an error response whose id has an
-// entry in the box is rewritten, and every other line is written unchanged.
-// A line longer than 64 KiB is written through as it comes, unmodified,
-// rather than held.
-//
-// In the other direction ServeStdio answers itself, with -32600 (invalid
-// request) under a request's id where the line shows it, two lines that
-// mcp-go would mishandle: a line longer than DefaultMaxBodyBytes, which
-// mcp-go would read whole however long it grew, and of which no more than
-// that is held; and a JSON-RPC batch, which MCP does not carry and mcp-go
-// would call a parse error. Neither reaches mcp-go.
-//
 // A server.WithStdioContextFunc among opts must derive its context from the
-// one it is given, or the box is lost.
-//
-// mcp-go v1.2.1 keeps one stdio session per process, shared by every stdio
-// server, and Listen returns before the goroutine writing its notifications
-// has ended and, when ctx ends, before the one reading in has (it may still
-// take a line from in): serve one stdio connection per process. Nothing is
-// written to out once ServeStdio has returned; what those goroutines write
-// then is dropped.
+// one it is given. mcp-go keeps one stdio session per process: serve one
+// stdio connection per process. Nothing is written to out once ServeStdio
+// has returned.
 //
 // ServeStdio returns what Listen returns: nil at the end of in, ctx's error
 // when ctx ends, or the error of a failed read or write.
