@@ -3,7 +3,7 @@ module github.com/mcplive/adapter/e2e/watch
 go 1.26.0
 
 require (
-	github.com/mark3labs/mcp-go v1.2.1
+	github.com/mark3labs/mcp-go v1.6.0
 	github.com/mcplive/adapter/e2e/internal/exampleproc v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0
 )
