@@ -214,6 +214,29 @@ func (a *Adapter) granted(ctx context.Context, name string) (ok bool) {
 	return a.cfg.grant(ctx, name)
 }
 
+// scopeOf asks the scope function (WithScope) the scope of the request of
+// ctx for command name: "" when none is set, or the error that refuses the
+// request.
+func (a *Adapter) scopeOf(ctx context.Context, name string) (scope string, refused *rpcError) {
+	if a.cfg.scope == nil {
+		return "", nil
+	}
+	var err error
+	defer func() {
+		if err != nil {
+			scope, refused = "", scopeRefused(err)
+		}
+	}()
+	defer recoverUserPanic(a.logger, name, "asking the scope function", &err)
+	scope, err = a.cfg.scope(ctx)
+	return scope, nil
+}
+
+// scopeRefused is the answer to a request whose scope function failed.
+func scopeRefused(err error) *rpcError {
+	return &rpcError{Code: mcp.INVALID_REQUEST, Message: "the request has no scope: " + err.Error(), refused: true}
+}
+
 const mimeJSON = "application/json"
 
 // marshalResult encodes a result of c for the wire. A MarshalJSON of the

@@ -181,7 +181,14 @@ func (r *liveRegistry) rerunBatch(j *job) {
 		ctx, ro = r.observeRerun(rc, c.name, causes, n)
 		j.obs = append(j.obs, ro)
 	}
-	res, err := c.batchHandler(ctx, call)
+	var res any
+	var err error
+	refused := !r.grantedRerun(j.qs[0], rc)
+	if refused {
+		err = errRerunNotGranted
+	} else {
+		res, err = c.batchHandler(ctx, call)
+	}
 	rc.rec.close()
 	now, ended := rc.end()
 	if r.a.cfg.observer != nil {
@@ -195,6 +202,12 @@ func (r *liveRegistry) rerunBatch(j *job) {
 		return
 	}
 	errs, whole := batchOutcome(c, res, err, n)
+	if refused {
+		for i := range j.qs {
+			j.outs[i] = r.resultOf(c, nil, false, err, j.prev[i])
+		}
+		return
+	}
 	if whole != nil && ended == nil {
 		r.a.logger.Warn("adapter: batched live re-run failed; its argument sets re-run one by one",
 			"command", c.name, "argument_sets", n, "error", whole)

@@ -117,6 +117,9 @@ type rpcError struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
 	Data    any    `json:"data,omitempty"`
+	// refused: the scope function refused the request (scopeRefused), or
+	// the grant a re-run (errRerunNotGranted).
+	refused bool
 }
 
 func (e *rpcError) Error() string { return e.Message }

@@ -11,6 +11,7 @@ import (
 // user added, so that the user's hooks keep running as before.
 func (a *Adapter) installHooks(h *server.Hooks) {
 	h.AddBeforeReadResource(a.routeRead)
+	h.AddAfterReadResource(a.readCacheHints)
 	h.AddAfterListResources(a.filterResources)
 	h.AddAfterListResourceTemplates(a.filterTemplates)
 	h.AddOnError(a.onError)
@@ -62,4 +63,15 @@ func (a *Adapter) ownResource(uri string) *command {
 		return c
 	}
 	return nil
+}
+
+// readCacheHints sets the cache hints of a 2026-07-28 read of a live
+// command whose answer a grant or a scope may shape: cacheScope private,
+// whatever the server's default, so that no shared cache hands one caller's
+// answer to another.
+func (a *Adapter) readCacheHints(ctx context.Context, _ any, req *mcp.ReadResourceRequest, res *mcp.ReadResourceResult) {
+	if res == nil || a.cfg.grant == nil && a.cfg.scope == nil || !server.IsModernRequest(ctx) || readStateFrom(*req) == nil {
+		return
+	}
+	res.SetCacheHints(0, mcp.CacheScopePrivate)
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"hash/maphash"
 	"runtime"
 	"slices"
 	"strings"
@@ -91,10 +93,12 @@ type subRef struct {
 	slot int32
 }
 
-// queryKey identifies a query: a command and its canonical JSON arguments.
+// queryKey identifies a query: a command, its canonical JSON arguments, and
+// the scope of its subscribers (WithScope; "" without one).
 type queryKey struct {
-	cmd  *command
-	args string
+	cmd   *command
+	args  string
+	scope string
 }
 
 type runState uint8
@@ -111,6 +115,10 @@ type query struct {
 	key  queryKey
 	args any             // decoded and validated once, when it was created
 	raw  json.RawMessage // key.args, as the middleware chain sees it
+	// values are those its re-runs carry, with a scope (WithScope): the
+	// request's that made it, detached from its cancellation (scopeValues);
+	// nil without a scope, for the registry's (runner.liveCtx).
+	values context.Context
 	// reads is the read set of the last run, sorted, as filed in the index.
 	reads  []string
 	digest digest.Digest
@@ -164,6 +172,7 @@ func newLiveRegistry(a *Adapter) *liveRegistry {
 			liveCtx:    middleware.WithOrigin(context.Background(), middleware.Live),
 			freshCalls: len(a.cfg.middleware) > 0,
 			digests:    digest.NewHasher(),
+			tagSeed:    maphash.MakeSeed(),
 		},
 		delivery: delivery{
 			batches:            sync.Pool{New: func() any { return new([]outNote) }},
@@ -399,7 +408,11 @@ func (r *liveRegistry) logRerunError(q *query, err error) {
 	if errors.Is(err, ErrNotFound) || errors.As(err, &verr) || errors.Is(err, context.Canceled) {
 		return
 	}
-	r.a.logger.Warn("adapter: live re-run failed", "command", q.key.cmd.name, "arguments", q.key.args, "error", err)
+	if err == errRerunNotGranted {
+		r.a.logger.Debug("adapter: live re-run not granted", "command", q.key.cmd.name, "scope", r.scopeTag(q.key.scope))
+		return
+	}
+	r.a.logger.Warn("adapter: live re-run failed", "command", q.key.cmd.name, "arguments", q.key.args, "scope", r.scopeTag(q.key.scope), "error", err)
 }
 
 // tableOf returns the table a key belongs to: what precedes its first
@@ -641,4 +654,35 @@ func (r *liveRegistry) idleLocked() bool {
 		}
 	}
 	return true
+}
+
+// scopeValues are the values a scoped query's re-runs carry: those of ctx,
+// the request that made the query, detached from its cancellation and
+// deadline, without the adapter's own state of that request, and with
+// origin Live.
+func scopeValues(ctx context.Context) context.Context {
+	return middleware.WithOrigin(requestValues{context.WithoutCancel(ctx)}, middleware.Live)
+}
+
+// requestValues hides the adapter's own per-request state from a context
+// kept past its request: the error box, the HTTP edge's marks and a listen
+// stream's closer belong to the request alone.
+type requestValues struct{ context.Context }
+
+func (v requestValues) Value(key any) any {
+	switch key.(type) {
+	case errorBoxKey, httpEdgeKey, listenCloserKey, readRecorderKey:
+		return nil
+	}
+	return v.Context.Value(key)
+}
+
+// scopeTag stands for a scope wherever a query is described (LiveQueries,
+// the debug page, logs): the same tag for the same scope in one process,
+// and nothing of the scope itself. "" for no scope.
+func (r *liveRegistry) scopeTag(scope string) string {
+	if scope == "" {
+		return ""
+	}
+	return fmt.Sprintf("%016x", maphash.String(r.tagSeed, scope))
 }

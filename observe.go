@@ -149,6 +149,11 @@ const (
 	OutcomeLate        Outcome = "late"
 	OutcomeDropped     Outcome = "dropped"
 
+	// OutcomeRefused is a read, a tools/call or a subscription whose
+	// request the scope function (WithScope) refused, or a re-run whose
+	// grant was withdrawn: the command did not run.
+	OutcomeRefused Outcome = "refused"
+
 	// OutcomeCanceled is a read or a tools/call whose client gave up: the
 	// request was cancelled, and the command returned its context's
 	// error. The adapter logs it at Debug: no failure of the server's.
@@ -195,6 +200,8 @@ func outcomeOf(err error) Outcome {
 		return OutcomeRateLimited
 	case failPrepared:
 		switch {
+		case f.rpc.refused:
+			return OutcomeRefused
 		case f.rpc == errNotGranted, f.rpc.Code == mcp.RESOURCE_NOT_FOUND:
 			return OutcomeNotFound
 		case f.rpc.Code == mcp.INVALID_PARAMS:
@@ -220,8 +227,13 @@ func requestOutcome(ctx context.Context, err error) Outcome {
 // rerunOutcome is the outcome of a re-run that was applied: whether it
 // notified, unless it failed for a reason of the server's.
 func rerunOutcome(err error, changed bool) Outcome {
-	if err != nil && outcomeOf(err) == OutcomeInternal && !errors.Is(err, context.Canceled) {
-		return OutcomeInternal
+	if err != nil {
+		switch o := outcomeOf(err); {
+		case o == OutcomeRefused:
+			return o
+		case o == OutcomeInternal && !errors.Is(err, context.Canceled):
+			return OutcomeInternal
+		}
 	}
 	if changed {
 		return OutcomeChanged

@@ -34,6 +34,8 @@ type config struct {
 	// observer is told of reads, calls, re-runs and notifications; nil
 	// for none (observe.go).
 	observer Observer
+	// scope decides whose a live query is; nil for one scope shared by all.
+	scope func(ctx context.Context) (string, error)
 }
 
 // DefaultSubscriptionCap is the number of subscriptions one connection may
@@ -106,16 +108,62 @@ func WithScheme(scheme string) Option {
 // resources/list, resources/templates/list and completion, and calling,
 // reading, subscribing to or completing it answers exactly as for a name that
 // does not exist. (Exactly, byte for byte, through the adapter's edges:
-// HTTPHandler, ServeStdio, HandleMessage. Over plain mcp-go transports a
-// read's not-found has the same code, but mcp-go's message names an empty
-// URI where for an unknown name it names the URI.) ctx is the request's: server.ClientSessionFromContext(ctx)
+// HTTPHandler, ServeStdio, HandleMessage. Over plain mcp-go transports,
+// mcp-go answers an unknown name itself, without the data.uri an ungranted
+// one has.) ctx is the request's: server.ClientSessionFromContext(ctx)
 // gives the session, and the HTTP context function the user installed on
 // their transport may have put an authenticated subject there.
+//
+// A subscription's query is re-run on behalf of whoever subscribed. With
+// WithScope, where a query belongs to one scope and re-runs with the
+// values of the request that made it, the grant is asked again, with those
+// values, before every re-run: a re-run it refuses does not run the
+// command, and its subscribers hear once that the result changed (a read
+// now fails), then nothing more until the grant is given back. Without a
+// scope, a query may serve sessions of different callers; the grant is
+// asked when each subscribes.
 //
 // A grant function that panics grants nothing; the panic is logged. By
 // default every command is granted.
 func WithGrant(grant func(ctx context.Context, command string) bool) Option {
 	return func(c *config) { c.grant = grant }
+}
+
+// WithScope sets the function that decides whose data a request of a live
+// command sees: a user, a tenant, a team, any string the application keys
+// its data by. It is asked, with the request's context, on every read,
+// tools/call and subscription (subscriptions/listen, resources/subscribe)
+// of a live command.
+//
+// Subscriptions share a query, and its re-runs, only when their command,
+// canonical arguments and scope are all equal: a change that alters what
+// one scope sees notifies that scope's subscribers and nobody else's, and
+// clients of one scope share one re-run. A query re-runs with a context
+// that carries the values of the request that made it (its cancellation
+// and deadline left out), so that the command reads its user or tenant
+// from ctx exactly as it does in a read; and the grant (WithGrant) is asked
+// again, with that context, before every re-run.
+//
+//	adapter.WithScope(func(ctx context.Context) (string, error) {
+//		user, ok := userFrom(ctx) // put there by your authentication
+//		if !ok {
+//			return "", errors.New("sign in first")
+//		}
+//		return user.TenantID, nil
+//	})
+//
+// An error refuses the request with -32600 and the error's message, and
+// the command does not run: a read and a tools/call answer it, a
+// resources/subscribe or subscriptions/listen subscribes nothing. A scope
+// function that panics refuses the request likewise; the panic is logged.
+// The scope never leaves the process: LiveQueries, the debug page, logs
+// and metrics show an opaque tag in its place.
+//
+// Without WithScope, every request is in one scope: a query's result must
+// depend on its arguments and the data only, and re-runs carry no value of
+// any request.
+func WithScope(scope func(ctx context.Context) (string, error)) Option {
+	return func(c *config) { c.scope = scope }
 }
 
 // WithSubscriptionCap sets how many subscriptions one connection may hold

@@ -36,9 +36,10 @@ type readState struct {
 	uri  string // as the client sent it
 	cmd  *command
 	args []byte // canonical JSON arguments, when err is nil
-	err  error  // a *uriError, a *ValidationError, or not granted
-	// clock times the parse and the conversion, with an Observer only
-	//.
+	err  error  // a *uriError, a *ValidationError, not granted, or no scope
+	// scope is the request's (WithScope); "" without one.
+	scope string
+	// clock times the parse and the conversion, with an Observer only.
 	clock readClock
 }
 
@@ -79,6 +80,11 @@ func (a *Adapter) resolve(ctx context.Context, uri string) *readState {
 	st := &readState{uri: uri, cmd: c}
 	if !a.granted(ctx, name) {
 		st.err = errNotGranted
+		return st
+	}
+	var refused *rpcError
+	if st.scope, refused = a.scopeOf(ctx, name); refused != nil {
+		st.err = refused
 		return st
 	}
 	st.clock.start = a.now()

@@ -3,9 +3,11 @@ package adapter
 import (
 	"context"
 	"errors"
+	"hash/maphash"
 	"slices"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcplive/adapter/internal/digest"
 	"github.com/mcplive/adapter/middleware"
 )
@@ -35,6 +37,8 @@ type runner struct {
 	// middleware of the user's may keep it (job.call).
 	freshCalls bool
 	digests    *digest.Hasher
+	// tagSeed seeds the opaque tags that stand for scopes (scopeTag).
+	tagSeed maphash.Seed
 
 	runq     runQueue // queries waiting for a worker
 	workers  int      // worker goroutines alive
@@ -213,7 +217,8 @@ func (r *liveRegistry) nextLocked(j *job) bool {
 	var batch *runContext
 	var alone []runContext
 	if j.batched {
-		batch = newRunContext(r.liveCtx, len(j.qs), &j.recs[0])
+		// The queries of a batch share a scope (runQueue.take).
+		batch = newRunContext(r.valuesOf(j.qs[0]), len(j.qs), &j.recs[0])
 	} else {
 		alone = make([]runContext, len(j.qs))
 	}
@@ -221,7 +226,7 @@ func (r *liveRegistry) nextLocked(j *job) bool {
 		rc := batch
 		if rc == nil {
 			rc = &alone[i]
-			rc.init(r.liveCtx, 1, &j.recs[i])
+			rc.init(r.valuesOf(q), 1, &j.recs[i])
 		}
 		q.state = runRunning
 		q.run = rc
@@ -263,7 +268,14 @@ func (r *liveRegistry) rerunOne(j *job, i int, start time.Time) time.Time {
 		slot = j.resultSlot(c.resultWalk)
 		rc.result = slot
 	}
-	res, err := c.handler(ctx, call)
+	var res any
+	var err error
+	refused := !r.grantedRerun(q, rc)
+	if refused {
+		err = errRerunNotGranted
+	} else {
+		res, err = c.handler(ctx, call)
+	}
 	rc.rec.close()
 	now, ended := rc.end()
 	if slot != nil {
@@ -277,12 +289,38 @@ func (r *liveRegistry) rerunOne(j *job, i int, start time.Time) time.Time {
 		return now
 	}
 	inSlot := slot != nil && res == slot
-	j.outs[i] = r.resultOf(c, res, inSlot, err, rc.rec.readSet(-1, c.reads, j.prev[i]))
+	reads := j.prev[i] // a refused re-run read nothing: it keeps what it read last
+	if !refused {
+		reads = rc.rec.readSet(-1, c.reads, j.prev[i])
+	}
+	j.outs[i] = r.resultOf(c, res, inSlot, err, reads)
 	if j.outs[i].err != nil {
 		r.logRerunError(q, j.outs[i].err)
 	}
 	return now
 }
+
+// valuesOf is what the re-runs of q carry: origin Live, and with a scope
+// the values of the request that made q.
+func (r *liveRegistry) valuesOf(q *query) context.Context {
+	if q.values != nil {
+		return q.values
+	}
+	return r.liveCtx
+}
+
+// grantedRerun asks the grant (WithGrant) again before a re-run of q, a
+// query of one scope (WithScope), with rc, which carries the values of the
+// request that made q. A query without a scope serves whoever subscribed:
+// it was granted to each when they subscribed.
+func (r *liveRegistry) grantedRerun(q *query, rc *runContext) bool {
+	return q.values == nil || r.a.granted(rc, q.key.cmd.name)
+}
+
+// errRerunNotGranted is what a re-run refused by the grant learns instead of
+// a result: its subscribers hear once that it changed, and a read of theirs
+// answers as the grant says.
+var errRerunNotGranted = &rpcError{Code: mcp.INVALID_REQUEST, Message: "the grant was withdrawn: the re-run did not run the command", refused: true}
 
 // finishLocked applies what the job learned to its queries, queues again
 // those that changed while it ran, and, when the round is over, delivers
@@ -410,9 +448,9 @@ func (r *liveRegistry) logLate(j *job, i int) {
 
 // runQueue holds the queries waiting for a worker, grouped by command, so
 // that a worker can take several queries of a command with a batch form
-// (WithBatch) at once. Commands take turns, the one waiting longest first;
-// the queries of a command run in the order they were queued. It is
-// guarded by the registry's mutex.
+// (WithBatch) at once, all of one scope. Commands take turns, the one
+// waiting longest first; the queries of a command run in the order they
+// were queued. It is guarded by the registry's mutex.
 type runQueue struct {
 	// turns are the commands with queries waiting, each once, in turn.
 	turns []*command
@@ -472,7 +510,7 @@ func (rq *runQueue) take(dst []*query, chunk, batch int) (_ []*query, batched bo
 			if len(dst) == 0 {
 				batched = c.batch != nil && !q.solo
 			}
-			if batched && (q.solo || len(dst) == batch) ||
+			if batched && (q.solo || len(dst) == batch || len(dst) > 0 && q.key.scope != dst[0].key.scope) ||
 				!batched && (len(dst) == chunk || c.batch != nil && !q.solo) {
 				break
 			}

@@ -86,14 +86,18 @@ func (r *liveRegistry) statsLocked() LiveStats {
 }
 
 // LiveQuery describes one live query at one moment (Adapter.LiveQueries):
-// a command with one set of canonical arguments, shared by every
-// subscription to it.
+// a command with one set of canonical arguments in one scope, shared by
+// every subscription to it.
 type LiveQuery struct {
 	Command string `json:"command"`
 	// Arguments are the canonical JSON arguments (object keys sorted)
 	// that every subscription of the query spells in its URI, one way or
 	// another. They may hold personal data, such as a search term.
 	Arguments json.RawMessage `json:"arguments"`
+	// Scope stands for the query's scope (WithScope) without saying it: an
+	// opaque tag, equal for equal scopes while the process runs, "" when
+	// no scope is set.
+	Scope string `json:"scope,omitempty"`
 	// Subscribers counts its subscriptions, on every connection.
 	Subscribers int `json:"subscribers"`
 	// Reads is the read set of its last run, sorted: a change of any of
@@ -110,8 +114,8 @@ type LiveQuery struct {
 	LastChange time.Time `json:"lastChange,omitzero"`
 }
 
-// LiveQueries reports every live query, sorted by command and then by
-// arguments: what it reads, how many subscribe to it, how often it re-ran
+// LiveQueries reports every live query, sorted by command, arguments and
+// scope tag: what it reads, how many subscribe to it, how often it re-ran
 // and when its result last changed. It copies the registry's state under
 // its lock, so it costs in proportion to the queries held: a page or a
 // debug endpoint may call it, a hot path should use LiveStats.
@@ -124,6 +128,7 @@ func (a *Adapter) LiveQueries() []LiveQuery {
 		out = append(out, LiveQuery{
 			Command:     q.key.cmd.name,
 			Arguments:   json.RawMessage(q.key.args),
+			Scope:       r.scopeTag(q.key.scope),
 			Subscribers: len(q.subs),
 			Reads:       q.reads,
 			State:       q.state.String(),
@@ -140,7 +145,7 @@ func (a *Adapter) LiveQueries() []LiveQuery {
 		out[i].Reads = slices.Clone(out[i].Reads)
 	}
 	slices.SortFunc(out, func(x, y LiveQuery) int {
-		return cmp.Or(cmp.Compare(x.Command, y.Command), bytes.Compare(x.Arguments, y.Arguments))
+		return cmp.Or(cmp.Compare(x.Command, y.Command), bytes.Compare(x.Arguments, y.Arguments), cmp.Compare(x.Scope, y.Scope))
 	})
 	return out
 }

@@ -153,7 +153,7 @@ func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func()
 		return rerr
 	}
 	defer r.mu.Unlock()
-	r.fileLocked(s, rs, args, out, client, before)
+	r.fileLocked(ctx, s, rs, args, out, client, before)
 	r.signalLocked()
 	return nil
 }
@@ -238,11 +238,14 @@ func (r *liveRegistry) admitLocked(s *stream, uri, client string) *rpcError {
 // fileLocked makes the subscription of rs on s, whose first run gave out,
 // sharing the query of its command and arguments or making it. before is
 // the change count when the run began.
-func (r *liveRegistry) fileLocked(s *stream, rs *readState, args any, out runResult, client string, before uint64) {
-	key := queryKey{cmd: rs.cmd, args: string(rs.args)}
+func (r *liveRegistry) fileLocked(ctx context.Context, s *stream, rs *readState, args any, out runResult, client string, before uint64) {
+	key := queryKey{cmd: rs.cmd, args: string(rs.args), scope: rs.scope}
 	q := r.queries[key]
 	if q == nil {
 		q = newQuery(key, args, rs.args, out)
+		if r.a.cfg.scope != nil {
+			q.values = scopeValues(ctx)
+		}
 		r.made++
 		q.seq = r.made
 		r.queries[key] = q
@@ -612,15 +615,16 @@ func (a *Adapter) listenHook(ctx context.Context, id any, req *mcp.Subscriptions
 }
 
 // subscribeHook serves a legacy resources/subscribe of a URI the adapter
-// owns, and fails the request when it refuses the URI. Every other request
-// passes after a substring test.
+// owns, and fails the request when it refuses the URI; it refuses a
+// subscriptions/listen whose scope cannot be decided (WithScope). Every
+// other request passes after a substring test.
 func (a *Adapter) subscribeHook(ctx context.Context, id any, message any) error {
 	raw, ok := message.(json.RawMessage)
 	// The substring test keeps the common request cheap. JSON may spell
 	// the method with escapes ("resources\u002fsubscribe"), which mcp-go
 	// decodes to the same method: any message with a backslash-u escape
 	// is decoded to be sure.
-	if !ok || !bytes.Contains(raw, []byte("subscribe")) && !bytes.Contains(raw, []byte(`\u`)) {
+	if !ok || !bytes.Contains(raw, []byte("subscri")) && !bytes.Contains(raw, []byte(`\u`)) {
 		return nil
 	}
 	var m struct {
@@ -630,12 +634,24 @@ func (a *Adapter) subscribeHook(ctx context.Context, id any, message any) error 
 			Meta json.RawMessage `json:"_meta"`
 		} `json:"params"`
 	}
-	if json.Unmarshal(raw, &m) != nil || m.Method != string(mcp.MethodResourcesSubscribe) || m.Params.URI == "" {
-		// mcp-go answers these itself: a malformed request.
+	if json.Unmarshal(raw, &m) != nil {
+		return nil // mcp-go answers it itself: a malformed request
+	}
+	var err *rpcError
+	switch m.Method {
+	case string(mcp.MethodSubscriptionsListen):
+		// A listen whose scope cannot be decided is refused whole, rather
+		// than acknowledged with no subscription: the client learns why.
+		_, err = a.scopeOf(ctx, "")
+		return a.refuseSubscription(ctx, id, err)
+	case string(mcp.MethodResourcesSubscribe):
+		if m.Params.URI == "" {
+			return nil // mcp-go answers it itself: a malformed request
+		}
+	default:
 		return nil
 	}
 	uri := m.Params.URI
-	var err *rpcError
 	meta, metaErr := subscribeMeta(m.Params.Meta)
 	switch {
 	case metaErr != nil:
@@ -647,6 +663,12 @@ func (a *Adapter) subscribeHook(ctx context.Context, id any, message any) error 
 	default:
 		err = a.subscribeLegacy(ctx, uri)
 	}
+	return a.refuseSubscription(ctx, id, err)
+}
+
+// refuseSubscription refuses the subscription request id with err, for
+// the edges to answer exactly; nil when err is.
+func (a *Adapter) refuseSubscription(ctx context.Context, id any, err *rpcError) error {
 	if err == nil {
 		return nil
 	}

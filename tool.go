@@ -19,6 +19,12 @@ import (
 func (a *Adapter) toolHandler(c *command) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, o := a.observe(ctx, Op{Kind: OpCall, Command: c.name, Start: a.now()})
+		if c.live {
+			if _, refused := a.scopeOf(ctx, c.name); refused != nil {
+				o.End(OutcomeRefused, refused)
+				return nil, refused.wire()
+			}
+		}
 		out, err := a.callTool(ctx, c, req)
 		o.End(requestOutcome(ctx, err), err)
 		if err != nil {
