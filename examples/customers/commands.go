@@ -34,6 +34,8 @@ func register(a *adapter.Adapter, st *store) {
 		adapter.NeedsConfirmation(), adapter.WithReads(tableCustomers))
 	// A list of ids has no place in a URI template: a tool only.
 	adapter.Live(a, "customers_by_ids", "The customers with the given ids.", s.byIDs)
+	// Per user: each signed-in user watches their own orders (users.go).
+	adapter.Live(a, "my_orders", "Your own orders, oldest first (sign in with a bearer token).", s.myOrders)
 
 	// Commands may write: tools only. Each calls ChangedContext after its
 	// commit, with its request's context: a trace of the request then

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,7 +55,7 @@ func newMCPTransport(a *adapter.Adapter, logger *slog.Logger) *mcpTransport {
 		server.WithHeartbeatInterval(heartbeat),
 	)
 	return &mcpTransport{
-		Handler:    a.HTTPHandler(ids.guardStreams(streamable)),
+		Handler:    authenticate(a.HTTPHandler(ids.guardStreams(streamable))),
 		streamable: streamable,
 	}
 }
@@ -116,6 +118,12 @@ func serveHTTP(ctx context.Context, ln net.Listener, inst *instance, logger *slo
 		logger.Info("serving operators", "metrics", url+"/metrics", "live", url+"/debug/live")
 	}
 	logger.Info("try it", "inspector", "npx -y @modelcontextprotocol/inspector@2.12.0 --cli "+url+"/mcp --transport http --method resources/templates/list")
+	users := demoUsers()
+	for _, token := range slices.Sorted(maps.Keys(users)) {
+		u := users[token]
+		logger.Info("demo user", "user", u.Name, "header", "Authorization: Bearer "+token,
+			"inspector", "npx -y @modelcontextprotocol/inspector@2.12.0 --cli "+url+"/mcp --transport http --header 'Authorization: Bearer "+token+"' --method resources/read --uri app://my_orders")
+	}
 
 	select {
 	case err := <-served:

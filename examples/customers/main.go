@@ -188,7 +188,8 @@ func newAdapter(st *store, logger *slog.Logger, opts ...adapter.Option) *adapter
 			"or app://customers_show/1, and subscribe to them to hear about changes."),
 	)
 	logCalls := middleware.Log(logger, middleware.LogLevels(slog.LevelInfo, slog.LevelWarn))
-	a := adapter.Wrap(srv, append([]adapter.Option{adapter.WithLogger(logger), adapter.WithMiddleware(logCalls)}, opts...)...)
+	base := append([]adapter.Option{adapter.WithLogger(logger), adapter.WithMiddleware(logCalls)}, userOptions()...)
+	a := adapter.Wrap(srv, append(base, opts...)...)
 	register(a, st)
 	return a
 }
