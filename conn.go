@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -38,6 +39,11 @@ type delivery struct {
 	// conns no longer held. Each conn counts its own (conn.notified), so
 	// that delivery goroutines on different cores share no counter.
 	notifiedGone uint64
+	// events is the store of GET streams' events when HTTPHandler is given
+	// none (WithEventStore); eventStores every store HTTPHandlers use,
+	// whose events of a session go when it ends.
+	events      server.EventStore
+	eventStores []server.EventStore
 }
 
 // A conn is one session's part in the registry: what its subscriptions
@@ -641,12 +647,61 @@ func (r *liveRegistry) attachStream(gs *getStream) {
 	if c == nil {
 		return
 	}
+	if gs.catchUp {
+		// The client resumed from an event it cannot be told what
+		// followed: it hears of everything it watches, and re-reads.
+		r.catchUpLocked(c)
+	}
 	c.mu.Lock()
 	start := !c.delivering && len(c.queue) > 0
 	c.delivering = c.delivering || start
 	c.mu.Unlock()
 	if start {
 		r.startDelivery(c)
+	}
+}
+
+// catchUpLocked queues a notification for every subscription c holds.
+func (r *liveRegistry) catchUpLocked(c *conn) {
+	if c.legacy == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, sb := range c.legacy.subs {
+		if !c.pendingLocked(sb.slot) {
+			c.pushLocked(sb.slot)
+		}
+	}
+}
+
+// eventStore is the store HTTPHandler keeps GET streams' events in when it
+// is given none, made on first use, and adds store to those whose events
+// of a session go when the session ends.
+func (r *liveRegistry) useEventStore(store server.EventStore) server.EventStore {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if store == nil {
+		if r.events == nil {
+			r.events = NewEventStore(0)
+		}
+		store = r.events
+	}
+	if !slices.Contains(r.eventStores, store) {
+		r.eventStores = append(r.eventStores, store)
+	}
+	return store
+}
+
+// purgeEvents forgets the GET streams' events of a session that ended.
+func (r *liveRegistry) purgeEvents(sessionID string) {
+	r.mu.Lock()
+	stores := slices.Clone(r.eventStores)
+	r.mu.Unlock()
+	for _, store := range stores {
+		if err := store.PurgeSession(context.Background(), sessionID); err != nil {
+			r.a.logger.Warn("adapter: forgetting a session's events failed", "error", err)
+		}
 	}
 }
 
@@ -715,7 +770,7 @@ func (r *liveRegistry) writeToStream(c *conn, batch []outNote) (sent uint64) {
 			r.a.logger.Error("adapter: encoding a notification failed", "uri", e.e.sb.uri, "error", err)
 			continue
 		}
-		if gs.writeEvent(msg) != nil {
+		if gs.writeEvent(msg, r.a.logger) != nil {
 			r.gets.remove(gs)
 			r.putBack(c, batch[i:])
 			return sent

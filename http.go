@@ -57,6 +57,7 @@ func (a *Adapter) HTTPHandler(next http.Handler, opts ...HTTPOption) http.Handle
 		panic("adapter: HTTPHandler(nil)")
 	}
 	cfg := newHTTPConfig(opts)
+	events := a.live.useEventStore(cfg.events)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !cfg.hostAllowed(r) {
 			writeHTTPError(w, http.StatusForbidden, &rpcError{
@@ -83,7 +84,7 @@ func (a *Adapter) HTTPHandler(next http.Handler, opts ...HTTPOption) http.Handle
 		case http.MethodGet:
 			// A GET stream carries notifications and the server's
 			// requests; the adapter delivers its own on it (httpstream.go).
-			a.serveGet(w, r, next)
+			a.serveGet(w, r, next, events, cfg.keepAlive)
 			return
 		default:
 			next.ServeHTTP(w, r)
@@ -119,7 +120,7 @@ func (a *Adapter) HTTPHandler(next http.Handler, opts ...HTTPOption) http.Handle
 				r = r.WithContext(withListenCloser(ctx, lc))
 			}
 		}
-		e := &httpEdge{w: w, box: box, modern: mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)), timeout: a.live.streamWriteTimeout}
+		e := &httpEdge{w: w, box: box, modern: mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)), timeout: a.live.streamWriteTimeout, keepAliveEvery: cfg.keepAlive}
 		e.events.box = box
 		e.events.out = w
 		if lc != nil {
@@ -175,6 +176,13 @@ type httpEdge struct {
 	// bound of its own but the server's WriteTimeout, which would cut
 	// every event stream).
 	timeout time.Duration
+	// keepAlive writes a comment into an event stream quiet for
+	// keepAliveEvery (WithKeepAlive); nil until the response is one.
+	keepAlive      *time.Timer
+	keepAliveEvery time.Duration
+	// handlerDone: the handler returned (finish); the writer is no longer
+	// the edge's to write to.
+	handlerDone bool
 }
 
 // boundedWrite runs write, a write into the response, within e.timeout,
@@ -248,7 +256,11 @@ func (e *httpEdge) writeHeader(code int) {
 		e.state, e.status = holdJSON, code
 	case "text/event-stream":
 		e.state = rewriteSSE
+		e.w.Header().Set("X-Accel-Buffering", "no") // proxies: pass each event on as it comes
 		e.w.WriteHeader(code)
+		if e.keepAliveEvery > 0 {
+			e.keepAlive = time.AfterFunc(e.keepAliveEvery, e.keepStreamAlive)
+		}
 	default:
 		e.state = passThrough
 		e.w.WriteHeader(code)
@@ -284,6 +296,9 @@ func (e *httpEdge) Write(p []byte) (int, error) {
 			n, err = e.events.Write(p)
 			return err
 		})
+		if e.keepAlive != nil {
+			e.keepAlive.Reset(e.keepAliveEvery)
+		}
 		return n, err
 	}
 	var n int
@@ -333,12 +348,39 @@ func (e *httpEdge) commitJSON() {
 func (e *httpEdge) finish() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.handlerDone = true
+	if e.keepAlive != nil {
+		e.keepAlive.Stop()
+	}
 	switch e.state {
 	case holdJSON:
 		e.commitJSON()
 	case rewriteSSE:
 		_ = e.events.close()
 	}
+}
+
+// keepStreamAlive writes an SSE comment, which clients ignore, into an
+// event stream that was quiet for keepAliveEvery, between events, and waits
+// for the next quiet spell; the stream ends with the handler (finish).
+func (e *httpEdge) keepStreamAlive() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.state != rewriteSSE || e.handlerDone {
+		return // answered by the adapter, or the writer is net/http's again
+	}
+	if e.events.between() {
+		err := e.boundedWrite(func() error {
+			if err := writeAll(e.w, keepAliveComment); err != nil {
+				return err
+			}
+			return http.NewResponseController(e.w).Flush()
+		})
+		if err != nil {
+			return // the request ends with the failed write
+		}
+	}
+	e.keepAlive.Reset(e.keepAliveEvery)
 }
 
 // eventRewriter rewrites a text/event-stream event by event. It holds the
@@ -411,6 +453,12 @@ func (r *eventRewriter) segment(seg []byte, ends bool) error {
 		return writeAll(r.out, held)
 	}
 	return nil
+}
+
+// between reports whether the stream is between two events: nothing held,
+// nothing passing through, no line begun.
+func (r *eventRewriter) between() bool {
+	return len(r.event) == 0 && !r.spilling && !r.midLine
 }
 
 // close writes a partial event still held, as it is.
@@ -495,7 +543,7 @@ func (e *httpEdge) finishListen(id json.RawMessage) {
 	msg, err := json.Marshal(map[string]any{
 		"jsonrpc": mcp.JSONRPC_VERSION,
 		"id":      id,
-		"result":  map[string]any{"_meta": map[string]any{mcp.MetaKeySubscriptionID: id}},
+		"result":  map[string]any{"resultType": mcp.ResultTypeComplete, "_meta": map[string]any{mcp.MetaKeySubscriptionID: id}},
 	})
 	if err != nil {
 		return
@@ -544,9 +592,51 @@ type httpConfig struct {
 	origins map[string]bool
 	// hosts are the allowed Host headers (WithAllowedHosts), lower case;
 	// nil for any.
-	hosts    map[string]bool
-	maxBody  int64
-	badInput []string // what the options got wrong, for the panic
+	hosts   map[string]bool
+	maxBody int64
+	// events keeps GET streams' events (WithEventStore); nil for the
+	// adapter's own.
+	events server.EventStore
+	// keepAlive is how long an event stream may be quiet before a comment
+	// keeps it open (WithKeepAlive); 0 for never.
+	keepAlive time.Duration
+	badInput  []string // what the options got wrong, for the panic
+}
+
+// DefaultKeepAlive is how long an event stream through HTTPHandler may be
+// quiet before a comment keeps it open, unless WithKeepAlive says otherwise.
+const DefaultKeepAlive = 15 * time.Second
+
+// WithKeepAlive sets how long an event stream (a GET stream, a
+// subscriptions/listen stream) may be quiet before HTTPHandler writes an
+// SSE comment into it, which clients ignore and which keeps proxies and
+// load balancers from closing it as idle (DefaultKeepAlive by default). 0
+// writes none.
+func WithKeepAlive(d time.Duration) HTTPOption {
+	return func(c *httpConfig) {
+		if d < 0 {
+			c.badInput = append(c.badInput, fmt.Sprintf("keep-alive %v: want 0 (none) or more", d))
+			return
+		}
+		c.keepAlive = d
+	}
+}
+
+// WithEventStore sets where HTTPHandler keeps the notifications it writes
+// into legacy GET streams, with their event ids, so that a client that
+// lost its stream and opens another with Last-Event-ID hears again what it
+// missed. Give mcp-go's server the same store (server.WithEventStore), so
+// that one store serves its streams and the adapter's; NewEventStore makes
+// a bounded one. By default HTTPHandler keeps its own, made by
+// NewEventStore. Either way a session's events go when the session ends.
+func WithEventStore(store server.EventStore) HTTPOption {
+	return func(c *httpConfig) {
+		if store == nil {
+			c.badInput = append(c.badInput, "event store nil")
+			return
+		}
+		c.events = store
+	}
 }
 
 // WithAllowedOrigins lets browsers on the given origins use the server, in
@@ -640,7 +730,7 @@ func WithMaxBodyBytes(n int64) HTTPOption {
 }
 
 func newHTTPConfig(opts []HTTPOption) httpConfig {
-	c := httpConfig{origins: map[string]bool{}, maxBody: DefaultMaxBodyBytes}
+	c := httpConfig{origins: map[string]bool{}, maxBody: DefaultMaxBodyBytes, keepAlive: DefaultKeepAlive}
 	for i, o := range opts {
 		if o == nil {
 			c.badInput = append(c.badInput, fmt.Sprintf("option %d is nil", i))

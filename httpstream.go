@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,10 +68,30 @@ type getStream struct {
 	// writes are the writes into the stream, the adapter's and mcp-go's,
 	// which Close can cut short (abort).
 	writes streamWrites
+
+	// store keeps the adapter's events, for a client that resumes; after
+	// is the Last-Event-ID this stream resumes from ("" for none), and
+	// catchUp that it resumes from an id the store does not know.
+	store   server.EventStore
+	after   string
+	catchUp bool
+	// keepAlive writes a comment into the stream when it has been quiet
+	// for keepAliveEvery (0: never), so that proxies keep it open.
+	keepAlive      *time.Timer
+	keepAliveEvery time.Duration
 }
 
-func newGetStream(w http.ResponseWriter, f http.Flusher, sessionID string, timeout time.Duration, onOpen func(*getStream)) *getStream {
-	gs := &getStream{sessionID: sessionID, w: w, f: f, timeout: timeout, onOpen: onOpen}
+// getStreamConfig is what an HTTPHandler's GET streams are made with.
+type getStreamConfig struct {
+	store          server.EventStore
+	keepAliveEvery time.Duration
+	timeout        time.Duration
+	onOpen         func(*getStream)
+}
+
+func newGetStream(w http.ResponseWriter, f http.Flusher, sessionID string, cfg getStreamConfig) *getStream {
+	gs := &getStream{sessionID: sessionID, w: w, f: f, timeout: cfg.timeout, onOpen: cfg.onOpen,
+		store: cfg.store, keepAliveEvery: cfg.keepAliveEvery}
 	gs.cond.L = &gs.mu
 	return gs
 }
@@ -93,16 +116,63 @@ func (gs *getStream) Header() http.Header { return gs.w.Header() }
 func (gs *getStream) Unwrap() http.ResponseWriter { return gs.w }
 
 // WriteHeader opens the stream to the adapter's events when mcp-go answers
-// the GET with an event stream.
+// the GET with an event stream: it asks proxies not to buffer it, writes
+// again what a resumed stream missed, and starts the keep-alives.
 func (gs *getStream) WriteHeader(code int) {
 	gs.mu.Lock()
 	mediaType, _, _ := mime.ParseMediaType(gs.w.Header().Get("Content-Type"))
 	opened := code == http.StatusOK && mediaType == "text/event-stream" && !gs.open && !gs.closed
 	gs.open = gs.open || opened
+	if opened {
+		gs.w.Header().Set("X-Accel-Buffering", "no")
+	}
 	gs.w.WriteHeader(code)
+	if opened {
+		if gs.after != "" {
+			gs.replayLocked()
+		}
+		if gs.keepAliveEvery > 0 {
+			gs.keepAlive = time.AfterFunc(gs.keepAliveEvery, gs.keepStreamAlive)
+		}
+	}
 	gs.mu.Unlock()
 	if opened {
 		gs.onOpen(gs)
+	}
+}
+
+// keepStreamAlive writes an SSE comment, which clients ignore, into a
+// stream that was quiet for keepAliveEvery, between events, and waits for
+// the next quiet spell.
+func (gs *getStream) keepStreamAlive() {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	if gs.closed {
+		return
+	}
+	if !gs.midEvent {
+		err := gs.bounded(func() error {
+			if err := writeAll(gs.w, keepAliveComment); err != nil {
+				return err
+			}
+			return http.NewResponseController(gs.w).Flush()
+		})
+		if err != nil {
+			gs.closeLocked()
+			return
+		}
+	}
+	gs.keepAlive.Reset(gs.keepAliveEvery)
+}
+
+// keepAliveComment is the SSE comment that keeps a quiet stream open.
+var keepAliveComment = []byte(": keep-alive\n\n")
+
+// wroteLocked notes that the stream just carried bytes: the keep-alive
+// waits for a quiet spell from now. gs.mu is held.
+func (gs *getStream) wroteLocked() {
+	if gs.keepAlive != nil {
+		gs.keepAlive.Reset(gs.keepAliveEvery)
 	}
 }
 
@@ -117,6 +187,7 @@ func (gs *getStream) Write(p []byte) (int, error) {
 	})
 	if n > 0 {
 		gs.noteWritten(p[:n])
+		gs.wroteLocked()
 	}
 	if err != nil {
 		gs.closeLocked()
@@ -139,15 +210,19 @@ func (gs *getStream) noteWritten(p []byte) {
 
 func (gs *getStream) closeLocked() {
 	gs.closed = true
+	if gs.keepAlive != nil {
+		gs.keepAlive.Stop()
+	}
 	gs.cond.Broadcast()
 }
 
 var errStreamClosed = errors.New("the GET stream has closed")
 
 // writeEvent writes msg as one event of the stream and flushes it, after
-// any event mcp-go is in the middle of writing. It fails, and the stream
-// closes for good, when the stream has ended or the write fails.
-func (gs *getStream) writeEvent(msg []byte) error {
+// any event mcp-go is in the middle of writing, with the id the event store
+// gives it (none when the store fails, which is logged). It fails, and the
+// stream closes for good, when the stream has ended or the write fails.
+func (gs *getStream) writeEvent(msg []byte, logger *slog.Logger) error {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	for gs.midEvent && !gs.closed {
@@ -156,7 +231,26 @@ func (gs *getStream) writeEvent(msg []byte) error {
 	if gs.closed || !gs.open {
 		return errStreamClosed
 	}
-	ev := make([]byte, 0, len(msg)+32)
+	var id string
+	if gs.store != nil {
+		var err error
+		if id, err = gs.store.StoreEvent(context.Background(), gs.sessionID, getEvents, msg); err != nil {
+			logger.Error("adapter: storing a notification for resumption failed; it goes without an id", "error", err)
+			id = ""
+		}
+	}
+	return gs.writeEventLocked(id, msg)
+}
+
+// writeEventLocked writes msg as one event with id ("" for none), and
+// flushes it. gs.mu is held, between events.
+func (gs *getStream) writeEventLocked(id string, msg []byte) error {
+	ev := make([]byte, 0, len(msg)+len(id)+32)
+	if id != "" {
+		ev = append(ev, "id: "...)
+		ev = append(ev, id...)
+		ev = append(ev, '\n')
+	}
 	ev = append(ev, "event: message\ndata: "...)
 	ev = append(ev, msg...)
 	ev = append(ev, "\n\n"...)
@@ -168,8 +262,10 @@ func (gs *getStream) writeEvent(msg []byte) error {
 	})
 	if err != nil {
 		gs.closeLocked()
+		return err
 	}
-	return err
+	gs.wroteLocked()
+	return nil
 }
 
 // bounded runs write, a write into the stream, within gs.timeout. A client
@@ -209,7 +305,7 @@ func (gs *getStream) finish() {
 
 // serveGet serves a legacy GET through next with its writer wrapped, so
 // that the registry can deliver on the stream once mcp-go opens it.
-func (a *Adapter) serveGet(w http.ResponseWriter, r *http.Request, next http.Handler) {
+func (a *Adapter) serveGet(w http.ResponseWriter, r *http.Request, next http.Handler, store server.EventStore, keepAlive time.Duration) {
 	id := r.Header.Get(server.HeaderKeySessionID)
 	f, canFlush := w.(http.Flusher)
 	if id == "" || !canFlush || mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
@@ -218,7 +314,14 @@ func (a *Adapter) serveGet(w http.ResponseWriter, r *http.Request, next http.Han
 		next.ServeHTTP(w, r)
 		return
 	}
-	gs := newGetStream(w, f, id, a.live.streamWriteTimeout, a.live.attachStream)
+	r, after, catchUp := resumeFrom(r, id, store)
+	gs := newGetStream(w, f, id, getStreamConfig{
+		store:          store,
+		keepAliveEvery: keepAlive,
+		timeout:        a.live.streamWriteTimeout,
+		onOpen:         a.live.attachStream,
+	})
+	gs.after, gs.catchUp = after, catchUp
 	next.ServeHTTP(flushingGetStream{gs}, r)
 	gs.finish()
 	a.live.detachStream(gs)
@@ -398,4 +501,199 @@ func (s *streamWrites) setDeadlineLocked(w http.ResponseWriter, t time.Time) {
 	}
 	s.deadline = t
 	_ = http.NewResponseController(w).SetWriteDeadline(t)
+}
+
+// Resuming a GET stream.
+//
+// A client that loses its GET stream (a proxy timed out, a laptop slept)
+// opens another with Last-Event-ID, the id of the last event it read. The
+// adapter's notifications carry ids, kept in an event store
+// (WithEventStore; an adapter's own NewEventStore by default), so the
+// notifications written after that id, which the old connection may have
+// swallowed, are written again at the head of the new stream, each URI
+// once, before anything new. When the store does not know the id (too old,
+// or the client's from another stream or server), the adapter cannot tell
+// what the client missed: it notifies every subscription of the session,
+// so that the client re-reads everything it watches.
+
+// getEvents names the stream of the adapter's notifications among a
+// session's streams in the event store.
+const getEvents = "mcplive-get"
+
+// DefaultEventsPerSession is how many events a store made by NewEventStore
+// keeps per session: the default subscription cap, so that a session's
+// whole burst of notifications stays resumable.
+const DefaultEventsPerSession = DefaultSubscriptionCap
+
+// NewEventStore returns an event store (mcp-go's server.EventStore) that
+// keeps, per session, the last perSession events of all its streams, in
+// memory, and forgets a session's when it is purged. perSession below 1 is
+// DefaultEventsPerSession.
+//
+// Give the same store to mcp-go's Streamable HTTP server and to
+// HTTPHandler, so that one store serves both: mcp-go resumes its streams
+// from it and purges a session's events when the session ends, and the
+// adapter resumes its notifications.
+//
+//	events := adapter.NewEventStore(0)
+//	httpSrv := server.NewStreamableHTTPServer(srv, server.WithEventStore(events))
+//	mux.Handle("/mcp", a.HTTPHandler(httpSrv, adapter.WithEventStore(events)))
+//
+// A session's events cost about 250 bytes each: 16 KiB for a session that
+// filled DefaultEventsPerSession. A Last-Event-ID older than what the store
+// keeps is unknown to it (server.ErrUnknownEventID).
+func NewEventStore(perSession int) server.EventStore {
+	if perSession < 1 {
+		perSession = DefaultEventsPerSession
+	}
+	return &eventStore{perSession: perSession, sessions: map[string]*eventLog{}}
+}
+
+// eventStore is NewEventStore's store: per session, a ring of its last
+// events, whose ids are a store-wide sequence, increasing.
+type eventStore struct {
+	perSession int
+
+	mu       sync.Mutex
+	seq      uint64
+	sessions map[string]*eventLog
+}
+
+// eventLog is one session's events, oldest first from head, in a ring.
+type eventLog struct {
+	events []storedEvent
+	head   int
+}
+
+type storedEvent struct {
+	seq    uint64
+	stream string
+	msg    json.RawMessage
+}
+
+func (s *eventStore) StoreEvent(_ context.Context, sessionID, streamID string, message json.RawMessage) (string, error) {
+	msg := slices.Clone(message) // the caller may reuse its buffer
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	log := s.sessions[sessionID]
+	if log == nil {
+		log = &eventLog{}
+		s.sessions[sessionID] = log
+	}
+	s.seq++
+	ev := storedEvent{seq: s.seq, stream: streamID, msg: msg}
+	if len(log.events) < s.perSession {
+		log.events = append(log.events, ev)
+	} else {
+		log.events[log.head] = ev
+		log.head = (log.head + 1) % len(log.events)
+	}
+	return strconv.FormatUint(ev.seq, 10), nil
+}
+
+func (s *eventStore) ReplayEventsAfter(ctx context.Context, sessionID, lastEventID string, send func(eventID string, message json.RawMessage) error) (string, error) {
+	seq, err := strconv.ParseUint(lastEventID, 10, 64)
+	if err != nil {
+		return "", fmt.Errorf("%w: %.64q", server.ErrUnknownEventID, lastEventID)
+	}
+	s.mu.Lock()
+	var stream string
+	var after []storedEvent
+	if log := s.sessions[sessionID]; log != nil {
+		n := len(log.events)
+		found := false
+		for i := range n {
+			ev := log.events[(log.head+i)%n]
+			switch {
+			case ev.seq == seq:
+				stream, found = ev.stream, true
+			case found && ev.stream == stream:
+				after = append(after, ev)
+			}
+		}
+		if !found {
+			stream = ""
+		}
+	}
+	s.mu.Unlock()
+	if stream == "" {
+		return "", fmt.Errorf("%w: %.64q", server.ErrUnknownEventID, lastEventID)
+	}
+	for _, ev := range after {
+		if err := send(strconv.FormatUint(ev.seq, 10), slices.Clone(ev.msg)); err != nil {
+			return "", err
+		}
+	}
+	return stream, nil
+}
+
+func (s *eventStore) PurgeSession(_ context.Context, sessionID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.sessions, sessionID)
+	return nil
+}
+
+// resumeFrom decides how the GET r of session id resumes: from Last-Event-ID
+// when the store knows it as one of the adapter's events (the request mcp-go
+// sees then has no Last-Event-ID: the stream is new to mcp-go); not at all
+// without Last-Event-ID; else with a catch-up, every subscription notified,
+// the id passed on to mcp-go only if it is one of mcp-go's own.
+func resumeFrom(r *http.Request, id string, store server.EventStore) (_ *http.Request, after string, catchUp bool) {
+	last := r.Header.Get("Last-Event-ID")
+	if last == "" || store == nil {
+		return r, "", false
+	}
+	stream, err := store.ReplayEventsAfter(r.Context(), id, last, func(string, json.RawMessage) error { return nil })
+	if err == nil && stream != getEvents {
+		return r, "", true // mcp-go's: it resumes its own
+	}
+	r = r.Clone(r.Context())
+	r.Header.Del("Last-Event-ID")
+	if err != nil {
+		return r, "", true
+	}
+	return r, last, false
+}
+
+// replayLocked writes again, at the head of the stream, the adapter's
+// events after gs.after, the last event of each URI only. gs.mu is held.
+func (gs *getStream) replayLocked() {
+	type replayed struct {
+		id  string
+		msg json.RawMessage
+	}
+	var events []replayed
+	_, err := gs.store.ReplayEventsAfter(context.Background(), gs.sessionID, gs.after, func(id string, msg json.RawMessage) error {
+		events = append(events, replayed{id, msg})
+		return nil
+	})
+	if err != nil {
+		gs.catchUp = true // gone since resumeFrom looked
+		return
+	}
+	last := map[string]int{}
+	for i, ev := range events {
+		var n struct {
+			Params struct {
+				URI string `json:"uri"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(ev.msg, &n)
+		last[n.Params.URI] = i
+	}
+	for i, ev := range events {
+		var n struct {
+			Params struct {
+				URI string `json:"uri"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(ev.msg, &n)
+		if last[n.Params.URI] != i {
+			continue
+		}
+		if gs.writeEventLocked(ev.id, ev.msg) != nil {
+			return
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -316,7 +317,7 @@ func stalledEdge() (*httpEdge, *stallingWriter) {
 // lasted.
 func TestGetStreamBoundsEveryWrite(t *testing.T) {
 	w := newStallingWriter()
-	gs := newGetStream(w, w, "s", 20*time.Millisecond, func(*getStream) {})
+	gs := newGetStream(w, w, "s", getStreamConfig{timeout: 20 * time.Millisecond, onOpen: func(*getStream) {}})
 	w.Header().Set("Content-Type", "text/event-stream")
 	gs.WriteHeader(http.StatusOK)
 
@@ -326,7 +327,7 @@ func TestGetStreamBoundsEveryWrite(t *testing.T) {
 		mcpgo <- err
 	}()
 	adapter := make(chan error, 1)
-	go func() { adapter <- gs.writeEvent([]byte("{}")) }()
+	go func() { adapter <- gs.writeEvent([]byte("{}"), slog.Default()) }()
 
 	for name, done := range map[string]chan error{"mcp-go's write": mcpgo, "the adapter's event": adapter} {
 		select {
@@ -338,7 +339,7 @@ func TestGetStreamBoundsEveryWrite(t *testing.T) {
 			t.Fatalf("%s into a stalled stream is still waiting, past the stream's write timeout", name)
 		}
 	}
-	if err := gs.writeEvent([]byte("{}")); err != errStreamClosed {
+	if err := gs.writeEvent([]byte("{}"), slog.Default()); err != errStreamClosed {
 		t.Errorf("an event after a failed write: %v, want the stream closed", err)
 	}
 }

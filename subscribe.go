@@ -551,6 +551,9 @@ func (a *Adapter) installLiveHooks(h *server.Hooks) {
 	})
 	h.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
 		a.live.sessionClosed(s)
+		if id := s.SessionID(); id != "" {
+			a.live.purgeEvents(id)
+		}
 	})
 	h.AddOnRequestInitialization(a.subscribeHook)
 	h.AddAfterUnsubscribe(func(ctx context.Context, _ any, req *mcp.UnsubscribeRequest, _ *mcp.EmptyResult) {

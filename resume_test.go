@@ -1,0 +1,307 @@
+package adapter
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+func TestEventStore(t *testing.T) {
+	ctx := context.Background()
+	s := NewEventStore(3)
+	var ids []string
+	for i, stream := range []string{"a", "b", "a", "a"} {
+		id, err := s.StoreEvent(ctx, "s1", stream, json.RawMessage(fmt.Sprint(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if _, err := s.StoreEvent(ctx, "s2", "a", json.RawMessage("9")); err != nil {
+		t.Fatal(err)
+	}
+	replay := func(session, after string) (string, []string, error) {
+		var got []string
+		stream, err := s.ReplayEventsAfter(ctx, session, after, func(id string, msg json.RawMessage) error {
+			got = append(got, id+"="+string(msg))
+			return nil
+		})
+		return stream, got, err
+	}
+	for _, tc := range []struct {
+		name, session, after string
+		stream               string
+		want                 []string
+		unknown              bool
+	}{
+		{"after the first of a", "s1", ids[2], "a", []string{ids[3] + "=3"}, false},
+		{"the other stream's events are not replayed", "s1", ids[1], "b", nil, false},
+		{"the oldest is gone: three kept per session", "s1", ids[0], "", nil, true},
+		{"another session's id", "s2", ids[2], "", nil, true},
+		{"not an id", "s1", "x", "", nil, true},
+		{"never issued", "s1", "424242", "", nil, true},
+	} {
+		stream, got, err := replay(tc.session, tc.after)
+		if tc.unknown != errors.Is(err, server.ErrUnknownEventID) || stream != tc.stream || !slices.Equal(got, tc.want) {
+			t.Errorf("%s: stream %q, replayed %q, error %v; want %q, %q, unknown %v", tc.name, stream, got, err, tc.stream, tc.want, tc.unknown)
+		}
+	}
+	if err := s.PurgeSession(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := replay("s1", ids[3]); !errors.Is(err, server.ErrUnknownEventID) {
+		t.Errorf("after PurgeSession, replay: %v, want an unknown id", err)
+	}
+}
+
+// sseClient is a legacy Streamable HTTP session spoken by hand over real
+// HTTP, with GET streams read line by line from their connection.
+type sseClient struct {
+	t       *testing.T
+	url     string
+	session string
+	id      int
+}
+
+func newSSEClient(t *testing.T, url string) *sseClient {
+	c := &sseClient{t: t, url: url}
+	res := c.post(`"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`)
+	c.session = res.Header.Get(server.HeaderKeySessionID)
+	if c.session == "" {
+		t.Fatalf("initialize: no session id (status %d)", res.StatusCode)
+	}
+	c.post(`"method":"notifications/initialized"`)
+	return c
+}
+
+// post sends one message (its members after jsonrpc and id) and reads the
+// answer whole.
+func (c *sseClient) post(members string) *http.Response {
+	c.t.Helper()
+	c.id++
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,%s}`, c.id, members)
+	if strings.Contains(members, `"notifications/`) {
+		body = `{"jsonrpc":"2.0",` + members + `}`
+	}
+	req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if c.session != "" {
+		req.Header.Set(server.HeaderKeySessionID, c.session)
+		req.Header.Set(mcp.HeaderProtocolVersion, "2025-11-25")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode >= 300 || strings.Contains(string(b), `"error"`) {
+		c.t.Fatalf("%s: status %d, %s", body, res.StatusCode, b)
+	}
+	return res
+}
+
+// sseStream is an open GET stream on a connection of its own.
+type sseStream struct {
+	conn   net.Conn
+	r      *bufio.Reader
+	header http.Header
+}
+
+// open opens a GET stream, resuming after lastID when it is not "".
+func (c *sseClient) open(lastID string) *sseStream {
+	c.t.Helper()
+	host := strings.TrimPrefix(strings.TrimSuffix(c.url, "/mcp"), "http://")
+	conn, err := net.Dial("tcp", host)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { conn.Close() })
+	req := fmt.Sprintf("GET /mcp HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n%s: %s\r\n%s: 2025-11-25\r\n",
+		host, server.HeaderKeySessionID, c.session, mcp.HeaderProtocolVersion)
+	if lastID != "" {
+		req += "Last-Event-ID: " + lastID + "\r\n"
+	}
+	if _, err := io.WriteString(conn, req+"\r\n"); err != nil {
+		c.t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	r := bufio.NewReader(conn)
+	res, err := http.ReadResponse(r, nil)
+	if err != nil || res.StatusCode != http.StatusOK {
+		c.t.Fatalf("GET stream: %v %v", res, err)
+	}
+	return &sseStream{conn: conn, r: bufio.NewReader(res.Body), header: res.Header}
+}
+
+// event reads the next event (comments skipped unless comments is set),
+// within 10 s: its id and its notification's URI, or the comment.
+func (s *sseStream) event(t *testing.T, comments bool) (id, uri string) {
+	t.Helper()
+	_ = s.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var data string
+	for {
+		line, err := s.r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the stream: %v", err)
+		}
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case line == "" && data != "":
+			var n struct {
+				Method string `json:"method"`
+				Params struct {
+					URI string `json:"uri"`
+				} `json:"params"`
+			}
+			_ = json.Unmarshal([]byte(data), &n)
+			if n.Method != "notifications/resources/updated" {
+				id, data = "", "" // a ping of mcp-go's
+				continue
+			}
+			return id, n.Params.URI
+		case strings.HasPrefix(line, ":") && comments:
+			return "", line
+		case strings.HasPrefix(line, "id: "):
+			id = strings.TrimPrefix(line, "id: ")
+		case strings.HasPrefix(line, "data: "):
+			data = strings.TrimPrefix(line, "data: ")
+		}
+	}
+}
+
+// reset ends the stream's connection with a TCP reset, as a broken network
+// or a killed proxy does: what it had not read is lost.
+func (s *sseStream) reset() {
+	if tc, ok := s.conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	s.conn.Close()
+}
+
+func resumeServer(t *testing.T, opts ...HTTPOption) (*Adapter, *itemStore, string) {
+	t.Helper()
+	st := newItemStore(3)
+	a := newLiveServer(t, st)
+	hs := httptest.NewServer(a.HTTPHandler(server.NewStreamableHTTPServer(a.Server()), opts...))
+	t.Cleanup(hs.Close)
+	t.Cleanup(hs.CloseClientConnections)
+	return a, st, hs.URL + "/mcp"
+}
+
+// A GET stream that breaks after a notification was written into it but
+// not read resumes with Last-Event-ID: the notification comes again, first,
+// and the stream goes on with new ones.
+func TestGetStreamResumesAfterALostNotification(t *testing.T) {
+	a, st, url := resumeServer(t)
+	c := newSSEClient(t, url)
+	c.post(`"method":"resources/subscribe","params":{"uri":"app://items_show/1"}`)
+	c.post(`"method":"resources/subscribe","params":{"uri":"app://items_show/2"}`)
+	first := c.open("")
+	if got := first.header.Get("X-Accel-Buffering"); got != "no" {
+		t.Errorf("GET stream: X-Accel-Buffering %q, want no", got)
+	}
+
+	st.set(1, "one")
+	a.Changed("items/1")
+	seen, uri := first.event(t, false)
+	if seen == "" || uri != "app://items_show/1" {
+		t.Fatalf("first change: id %q, uri %q; want an id and items_show/1", seen, uri)
+	}
+	// Written into the stream, never read: the reset loses it.
+	st.set(2, "two")
+	a.Changed("items/2")
+	waitIdle(t, a)
+	first.reset()
+
+	second := c.open(seen)
+	if id, uri := second.event(t, false); id == "" || id == seen || uri != "app://items_show/2" {
+		t.Fatalf("resumed after %s: id %q, uri %q; want the lost items_show/2 with its id", seen, id, uri)
+	}
+	st.set(1, "one again")
+	a.Changed("items/1")
+	if id, uri := second.event(t, false); id == "" || uri != "app://items_show/1" {
+		t.Fatalf("after the resume: id %q, uri %q; want the new items_show/1", id, uri)
+	}
+}
+
+// A Last-Event-ID the store does not know (too old, or from elsewhere)
+// cannot say what the client missed: every subscription of the session is
+// notified, so that the client re-reads everything it watches.
+func TestGetStreamUnknownEventIDCatchesUp(t *testing.T) {
+	_, _, url := resumeServer(t)
+	c := newSSEClient(t, url)
+	c.post(`"method":"resources/subscribe","params":{"uri":"app://items_show/1"}`)
+	c.post(`"method":"resources/subscribe","params":{"uri":"app://items_count"}`)
+	s := c.open("987654321")
+	var got []string
+	for range 2 {
+		_, uri := s.event(t, false)
+		got = append(got, uri)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"app://items_count", "app://items_show/1"}) {
+		t.Errorf("after an unknown Last-Event-ID: heard %q, want every subscription once", got)
+	}
+}
+
+// An idle GET stream and an idle listen stream carry SSE comments, so that
+// proxies keep them open, and never inside an event.
+func TestIdleStreamsCarryKeepAlives(t *testing.T) {
+	_, _, url := resumeServer(t, WithKeepAlive(20*time.Millisecond))
+	c := newSSEClient(t, url)
+	c.post(`"method":"resources/subscribe","params":{"uri":"app://items_show/1"}`)
+	get := c.open("")
+	for range 3 {
+		if _, line := get.event(t, true); line != ": keep-alive" {
+			t.Fatalf("idle GET stream: %q, want the keep-alive comment", line)
+		}
+	}
+
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(string(listenRequest(1, []string{"app://items_show/1"}))))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(mcp.HeaderProtocolVersion, mcp.ProtocolVersion20260728)
+	req.Header.Set(mcp.HeaderMethod, string(mcp.MethodSubscriptionsListen))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if got := res.Header.Get("X-Accel-Buffering"); got != "no" {
+		t.Errorf("listen stream: X-Accel-Buffering %q, want no", got)
+	}
+	r := bufio.NewReader(res.Body)
+	comments, acked := 0, false
+	for comments < 3 {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("listen stream: %v after %d comments", err, comments)
+		}
+		switch {
+		case strings.HasPrefix(line, ": keep-alive"):
+			comments++
+		case strings.Contains(line, "subscriptions/acknowledged"):
+			acked = true
+		}
+	}
+	if !acked {
+		t.Error("listen stream: keep-alives before the acknowledgement")
+	}
+}
