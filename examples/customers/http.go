@@ -48,14 +48,19 @@ type mcpTransport struct {
 // transport and its settings.
 func newMCPTransport(a *adapter.Adapter, logger *slog.Logger) *mcpTransport {
 	ids := newSessionIDs()
+	// One bounded store of events serves mcp-go's streams and the
+	// adapter's notifications: a client whose GET stream broke resumes it
+	// with Last-Event-ID and hears what it missed.
+	events := adapter.NewEventStore(adapter.DefaultEventsPerSession)
 	streamable := server.NewStreamableHTTPServer(a.Server(),
 		server.WithStreamableHTTPLogger(logger),
 		server.WithSessionIdManager(ids), // unknown and ended sessions get 404
 		server.WithSessionIdleTTL(sessionIdleTTL),
 		server.WithHeartbeatInterval(heartbeat),
+		server.WithEventStore(events),
 	)
 	return &mcpTransport{
-		Handler:    authenticate(a.HTTPHandler(ids.guardStreams(streamable))),
+		Handler:    authenticate(a.HTTPHandler(ids.guardStreams(streamable), adapter.WithEventStore(events))),
 		streamable: streamable,
 	}
 }

@@ -22,6 +22,13 @@ import (
 // store, to look at what requests did.
 func startHTTP(t *testing.T) (string, *store) {
 	t.Helper()
+	url, inst := startInstance(t)
+	return url, inst.st
+}
+
+// startInstance is startHTTP that returns the instance it serves.
+func startInstance(t *testing.T) (string, *instance) {
+	t.Helper()
 	st := newTestStore(t)
 	a := newAdapter(st, quietLogger())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -30,7 +37,8 @@ func startHTTP(t *testing.T) (string, *store) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- serveHTTP(ctx, ln, &instance{st: st, a: a}, quietLogger()) }()
+	inst := &instance{st: st, a: a}
+	go func() { served <- serveHTTP(ctx, ln, inst, quietLogger()) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -42,7 +50,7 @@ func startHTTP(t *testing.T) (string, *store) {
 			t.Error("serveHTTP did not return after the context ended")
 		}
 	})
-	return "http://" + ln.Addr().String() + "/mcp", st
+	return "http://" + ln.Addr().String() + "/mcp", inst
 }
 
 // rawPOST sends one JSON-RPC message with the given headers.
@@ -112,6 +120,13 @@ func TestHTTPRefusesWhatTheTransportForbids(t *testing.T) {
 	}
 	if status, _, _ := doRaw(t, get); status != http.StatusNotFound {
 		t.Errorf("a GET stream for a never-issued session id: %d, want 404", status)
+	}
+	// A GET without a session is answered at once, not held open.
+	get, _ = http.NewRequest(http.MethodGet, url, nil)
+	get.Header.Set("Accept", "text/event-stream")
+	get.Header.Set(mcp.HeaderProtocolVersion, mcp.ProtocolVersion20251125)
+	if status, _, _ := doRaw(t, get); status != http.StatusBadRequest {
+		t.Errorf("a GET stream without a session id: %d, want 400", status)
 	}
 
 	// A real session works until it is deleted, then answers 404.

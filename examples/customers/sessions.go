@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -64,14 +65,21 @@ func (s *sessionIDs) isLive(id string) bool {
 	return ok
 }
 
-// guardStreams answers 404 to a GET stream for a session that is not live.
-// mcp-go checks the ID of a POST and a DELETE with the manager, but opens a
-// GET stream for any ID, registering a session of that name for as long as
-// the stream lasts.
+// guardStreams answers 404 to a GET stream for a session that is not live,
+// and 400 to one without a session. mcp-go checks the ID of a POST and a
+// DELETE with the manager, but opens a GET stream for any ID, registering
+// a session of that name for as long as the stream lasts, and for no ID at
+// all makes one up: a stream no request of the client's can reach, held
+// open for nothing. The transport says a server that needs sessions
+// answers such a request 400.
 func (s *sessionIDs) guardStreams(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet {
-			if id := r.Header.Get(server.HeaderKeySessionID); id != "" && !s.isLive(id) {
+		if r.Method == http.MethodGet && !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+			switch id := r.Header.Get(server.HeaderKeySessionID); {
+			case id == "":
+				http.Error(w, "Bad Request: Mcp-Session-Id required", http.StatusBadRequest)
+				return
+			case !s.isLive(id):
 				http.Error(w, "Invalid session ID", http.StatusNotFound)
 				return
 			}
