@@ -27,6 +27,7 @@ type figures struct {
 	// every URI.
 	killedLegacy, killedListen, newSessions int
 	subscribedAgain, back                   []time.Duration
+	backLegacy, backListen                  []time.Duration // back, by era
 	// retries are reads that the kill cut and the client read again;
 	// excused counts every error the kill explains (those reads, failed
 	// reconnection attempts, mcp-go's logs of a failed GET stream).
@@ -53,10 +54,12 @@ func (f figures) summary() string {
 	steady := slices.Sorted(slices.Values(f.beforeKill))
 	back := slices.Sorted(slices.Values(f.back))
 	again := slices.Sorted(slices.Values(f.subscribedAgain))
+	backLegacy := slices.Sorted(slices.Values(f.backLegacy))
+	backListen := slices.Sorted(slices.Values(f.backListen))
 	return fmt.Sprintf("e2e/fleet: instances=%d (1 killed) sessions=%d (2025-11-25 GET stream %d, 2026-07-28 listen %d) subscriptions=%d "+
 		"writes=%d (through instances %d, straight to the database %d; %.1f/s over %.1fs) notifications=%d rereads=%d "+
 		"write-start-to-notification p50=%v p99=%v max=%v (n=%d; before the kill p50=%v p99=%v) "+
-		"killed instance's clients=%d (legacy %d, %d of them in a new session; listen %d) after the kill subscribed again p50=%v max=%v, back (every URI re-read) p50=%v max=%v "+
+		"killed instance's clients=%d (legacy %d, %d of them in a new session; listen %d) after the kill subscribed again p50=%v max=%v, back (every URI re-read) p50=%v max=%v (legacy p50=%v, listen p50=%v) "+
 		"converged after the last write in %v stale=%d (behind %d, never told %d) unannounced=%d retried reads=%d excused errors=%d problems=%d",
 		f.instances, f.legacySessions+f.listenSessions, f.legacySessions, f.listenSessions, f.subscriptions,
 		f.writes.viaInstance+f.writes.viaDB, f.writes.viaInstance, f.writes.viaDB,
@@ -66,6 +69,7 @@ func (f figures) summary() string {
 		ms(percentile(steady, 50)), ms(percentile(steady, 99)),
 		f.killedLegacy+f.killedListen, f.killedLegacy, f.newSessions, f.killedListen,
 		ms(percentile(again, 50)), ms(percentile(again, 100)), ms(percentile(back, 50)), ms(percentile(back, 100)),
+		ms(percentile(backLegacy, 50)), ms(percentile(backListen, 50)),
 		ms(f.converged), f.stale, f.behind, f.stale-f.behind, f.unannounced, f.retries, f.excused, f.problems)
 }
 

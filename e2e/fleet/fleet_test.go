@@ -28,7 +28,7 @@ const (
 	// clients must be subscribed again with every URI re-read, and
 	// settleBound how soon after the last write every subscription must
 	// hold the final state (README.md says why these).
-	backBound   = 10 * time.Second
+	backBound   = 15 * time.Second
 	settleBound = 10 * time.Second
 	// keptUp is the p99 write-to-notification before the kill under which
 	// the machine kept up with the load, and backBound is judged.
@@ -449,6 +449,11 @@ func measure(subs []*subscriber, truth map[string]string, writes map[int64]int, 
 		if o.back {
 			f.back = append(f.back, o.took)
 			f.subscribedAgain = append(f.subscribedAgain, o.subscribed)
+			if s.era == legacyEra {
+				f.backLegacy = append(f.backLegacy, o.took)
+			} else {
+				f.backListen = append(f.backListen, o.took)
+			}
 		} else {
 			f.back = append(f.back, time.Duration(1<<62)) // never: fails backBound
 		}

@@ -62,12 +62,11 @@ type subscriber struct {
 	listenN    int
 	down       bool
 	stopLast   context.CancelFunc // listen: ends the current Listen call
-	// losses counts lost connections; lostAt is when the first was
-	// noticed, back when every URI had been re-read on a new one, and
+	// losses counts lost connections; subscribed is when it was last
+	// subscribed again, back when every URI had been re-read since, and
 	// newSession whether the server had forgotten the session.
 	losses      int
-	lostAt      time.Time
-	subscribed  time.Time // when it was last subscribed again
+	subscribed  time.Time
 	back        time.Time
 	newSession  bool
 	epoch       int           // counts subscribing: every read that starts after it is fresh
@@ -92,9 +91,9 @@ type subscription struct {
 	queued   bool   // notified (or subscribed again), and no read started since
 	inWork   bool   // in the subscriber's work channel
 	reading  bool   // a read is under way
-	customer int64  // of a customers_show URI; 0 for an index query
+	customer int64  // of a customers_show URI; 0 for the others
 	fresh    int    // the last epoch a read started in and succeeded
-	retries  int
+	retries  int    // failed reads retried (retriesPerURI)
 	// covered is how many writes of customer had started when the latest
 	// notification arrived; announced is how many of them a notification
 	// announced before the next write of the customer started.
@@ -269,9 +268,6 @@ func (s *subscriber) loseLocked(err error) {
 	}
 	s.down = true
 	s.losses++
-	if s.lostAt.IsZero() {
-		s.lostAt = time.Now()
-	}
 	if !s.run.killed() {
 		s.run.problems.add("%s: lost its connection before any instance was killed: %v", s.name, err)
 	}
