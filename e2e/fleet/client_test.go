@@ -48,12 +48,18 @@ func newHTTPTransport(source netip.Addr) *http.Transport {
 			LocalAddr: &net.TCPAddr{IP: source.AsSlice()},
 		}).DialContext,
 		MaxIdleConnsPerHost: rereaders + 2,
-		// Shorter than the balancer's keep-alive timeout (60 s), so that
-		// the client, not the balancer, closes an idle connection: never
-		// one the client is about to send on.
-		IdleConnTimeout: 30 * time.Second,
+		IdleConnTimeout:     idleConnTimeout,
 	}
 }
+
+// idleConnTimeout is how long a client keeps an idle connection: shorter
+// than the 10 s in which HAProxy (timeout http-request) and the example's
+// server (ReadHeaderTimeout) want a new connection's first request, so
+// that the client, not the server, closes a connection it dialled and
+// did not use (http.Transport dials for a request and may then serve it
+// on another). Otherwise a request sent on one just as the server closes
+// it fails: a 408 from HAProxy, EOF from the example.
+const idleConnTimeout = 5 * time.Second
 
 // dialOptions say what kind of client dial makes.
 type dialOptions struct {

@@ -79,6 +79,7 @@ func TestFleet(t *testing.T) {
 		servers[i] = insts[i].Addr()
 	}
 	lb := startBalancer(t, haproxy, servers)
+	t.Cleanup(directTransport.CloseIdleConnections)
 
 	ctx, cancel := context.WithTimeout(context.Background(), runBudget)
 	defer cancel()
@@ -285,7 +286,7 @@ func judgeFailover(t *testing.T, ctx context.Context, insts []*exampleproc.Proce
 // checking, and closes it when the test ends.
 func plainClient(t *testing.T, ctx context.Context, url, era string, p *problems, name string) *client.Client {
 	t.Helper()
-	rt := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64}
+	rt := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64, IdleConnTimeout: idleConnTimeout}
 	c, _, err := dial(ctx, url, rt, p, dialOptions{name: name, era: era})
 	if err != nil {
 		t.Fatal(err)

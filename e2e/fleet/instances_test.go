@@ -65,8 +65,12 @@ func ping(ctx context.Context, url, session string) (int, error) {
 	return resp.StatusCode, nil
 }
 
-// directClient talks to the instances past the balancer, from 127.0.0.1.
-var directClient = &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4}}
+// directClient talks to the instances past the balancer, from 127.0.0.1;
+// TestFleet closes its idle connections when it ends.
+var (
+	directTransport = &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 4, IdleConnTimeout: idleConnTimeout}
+	directClient    = &http.Client{Transport: directTransport}
+)
 
 // instanceMetrics are what an instance's /metrics says of its subscriptions.
 type instanceMetrics struct {
