@@ -73,7 +73,9 @@ func serveHTTP(ctx context.Context, ln net.Listener, inst *instance, logger *slo
 	// Stops the idle-session sweeper and ends the sessions left.
 	defer mcpHandler.streamable.Shutdown(context.Background())
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcpHandler)
+	// Each request's client address goes into its context, for the
+	// adapter's per-client cap (clientaddr.go).
+	mux.Handle("/mcp", clientAddress(inst.trusted, mcpHandler))
 	mux.Handle("GET /healthz", healthz(inst.st))
 	if inst.feed != nil {
 		// 200 while the feed listens, 503 while it does not, with its

@@ -41,8 +41,11 @@ type config struct {
 	addr     string // where HTTP listens
 	dbPath   string // "" for a fresh in-memory database
 	postgres string // a PostgreSQL connection URL, to use instead of SQLite
-	stdio    bool
-	inspect  bool
+	// trustedProxies are the load balancers whose X-Forwarded-For names
+	// the client (clientaddr.go), as the flag spells them.
+	trustedProxies string
+	stdio          bool
+	inspect        bool
 }
 
 func main() {
@@ -72,6 +75,8 @@ func parseFlags(args []string, errOut io.Writer) (config, error) {
 	fs.StringVar(&cfg.dbPath, "db", "", "SQLite database `file` (default: in memory, fresh on every start)")
 	fs.StringVar(&cfg.postgres, "postgres", "", "PostgreSQL connection `URL` (postgres://user@host/db): keep the data there instead of SQLite,\n"+
 		"shared by every instance started with it (see docs/many-instances.md)")
+	fs.StringVar(&cfg.trustedProxies, "trusted-proxy", "", "`addresses` or CIDR networks of the load balancers in front (comma-separated): their\n"+
+		"X-Forwarded-For names the client, whose address keys the per-client subscription cap")
 	fs.BoolVar(&cfg.stdio, "stdio", false, "serve MCP on stdin/stdout instead of HTTP")
 	fs.BoolVar(&cfg.inspect, "inspect", false, "print what each command became (tool, resource, template) and exit")
 	if err := fs.Parse(args); err != nil {
@@ -83,6 +88,8 @@ func parseFlags(args []string, errOut io.Writer) (config, error) {
 		err = fmt.Errorf("unexpected arguments %q", fs.Args())
 	case cfg.dbPath != "" && cfg.postgres != "":
 		err = errors.New("-db and -postgres name two databases: choose one")
+	default:
+		_, err = parseTrustedProxies(cfg.trustedProxies)
 	}
 	if err != nil {
 		fmt.Fprintln(errOut, err)
@@ -118,6 +125,7 @@ func run(ctx context.Context, cfg config, stdin io.Reader, stdout io.Writer, log
 		if err != nil {
 			return err
 		}
+		inst.trusted, _ = parseTrustedProxies(cfg.trustedProxies) // parseFlags checked it
 		return serveHTTP(ctx, ln, inst, logger)
 	}
 }
@@ -130,6 +138,9 @@ type instance struct {
 	feed *pgfeed.Feed // nil on SQLite
 	stop func()       // stops the feed; nil on SQLite
 	tel  *telemetry   // metrics and traces of a (telemetry.go)
+	// trusted are the proxies whose X-Forwarded-For serveHTTP believes
+	// (clientaddr.go); none by default.
+	trusted trustedProxies
 }
 
 // openInstance opens the database the flags name and builds the MCP server

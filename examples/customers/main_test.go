@@ -305,6 +305,13 @@ func TestFlags(t *testing.T) {
 	if _, err := parseFlags([]string{"-nope"}, io.Discard); err == nil {
 		t.Error("an unknown flag was accepted")
 	}
+	if cfg, err := parseFlags([]string{"-trusted-proxy", "127.0.0.1,10.0.0.0/8"}, io.Discard); err != nil || cfg.trustedProxies != "127.0.0.1,10.0.0.0/8" {
+		t.Errorf("-trusted-proxy: %+v, %v", cfg, err)
+	}
+	var out strings.Builder
+	if _, err := parseFlags([]string{"-trusted-proxy", "lb.internal"}, &out); err == nil || !strings.Contains(out.String(), `"lb.internal"`) {
+		t.Errorf("-trusted-proxy lb.internal: %v, said %q; want an error naming it", err, out.String())
+	}
 }
 
 // TestStdio runs main's stdio mode on pipes: the protocol on stdout, nothing

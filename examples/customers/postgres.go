@@ -82,7 +82,14 @@ func openPostgres(ctx context.Context, url string) (*store, error) {
 	// Keep open as many connections as the adapter runs re-runs at once
 	// (Adapter.Changed), rather than database/sql's 2: after a change, the
 	// re-runs beyond 2 would each open a connection and close it again.
-	db.SetMaxIdleConns(4 * runtime.GOMAXPROCS(0))
+	// And open no more: PostgreSQL serves each connection with a process
+	// of its own and refuses more than max_connections (100 by default)
+	// across every instance and client, while reads come as fast as agents
+	// send them. Without a cap a burst of reads opens a connection for
+	// each, and three instances under 300 busy sessions stalled for
+	// seconds connecting. Reads beyond the cap wait for a connection.
+	db.SetMaxOpenConns(postgresConns())
+	db.SetMaxIdleConns(postgresConns())
 	st := &store{db: db, d: postgresDialect}
 	if err := st.requireUTF8(ctx); err != nil {
 		db.Close()
@@ -94,6 +101,10 @@ func openPostgres(ctx context.Context, url string) (*store, error) {
 	}
 	return st, nil
 }
+
+// postgresConns is how many connections to PostgreSQL an instance keeps
+// open at most, besides the two of its change feed.
+func postgresConns() int { return 4 * runtime.GOMAXPROCS(0) }
 
 // requireUTF8 refuses a database whose encoding is not UTF8: fold_case
 // (fold.go) works on characters, and names may hold any of them.

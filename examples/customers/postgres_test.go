@@ -12,6 +12,7 @@ import (
 	"os"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -402,5 +403,63 @@ func (s *stdioInstance) stop(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("run did not return after stdin closed")
+	}
+}
+
+// TestPostgresCapsConnections starts three times as many read
+// transactions at once as the store may open connections, and checks that
+// PostgreSQL serves the store no more than that: the others wait for one.
+func TestPostgresCapsConnections(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.StartShared(t)
+	st, err := openPostgres(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	watcher, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Close(context.Background())
+
+	conns := postgresConns()
+	if got := st.db.Stats().MaxOpenConnections; got != conns {
+		t.Fatalf("the store may open %d connections, want %d", got, conns)
+	}
+	release := make(chan struct{})
+	begun := make(chan error, 3*conns)
+	var wg sync.WaitGroup
+	for range 3 * conns {
+		wg.Go(func() {
+			tx, err := st.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+			begun <- err
+			if err != nil {
+				return
+			}
+			defer tx.Rollback()
+			<-release // holds its connection until the count is taken
+		})
+	}
+	defer wg.Wait()
+	defer close(release)
+	timeout := time.After(10 * time.Second)
+	for range conns {
+		select {
+		case err := <-begun:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-timeout:
+			t.Fatalf("fewer than %d transactions began within 10s", conns)
+		}
+	}
+	var served int
+	if err := watcher.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`).Scan(&served); err != nil {
+		t.Fatal(err)
+	}
+	if served != conns {
+		t.Errorf("PostgreSQL serves the store %d connections under %d concurrent transactions, want %d (postgresConns)", served, 3*conns, conns)
 	}
 }

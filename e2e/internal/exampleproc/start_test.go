@@ -29,15 +29,21 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// fakeExample stands in for examples/customers, so that startHTTP is
-// tested without building it. It listens on -addr and logs where, as the
-// example does; then, in mode "serve", it exits 0 on SIGTERM, in mode
-// "unclean" 1. In mode "early" it exits 3 before serving.
+// fakeExample stands in for examples/customers, so that start is tested
+// without building it. It listens on -addr and logs where, as the example
+// does; then, in mode "serve", it exits 0 on SIGTERM, in mode "unclean" 1.
+// In mode "early" it exits 3 before serving. Given -want V, it exits 6
+// unless -extra V came after -addr.
 func fakeExample(mode string) int {
 	flags := flag.NewFlagSet("fake", flag.ContinueOnError)
 	addr := flags.String("addr", "", "listen address")
+	extra := flags.String("extra", "", "a flag the test passes")
+	want := flags.String("want", "", "what -extra must be")
 	if err := flags.Parse(os.Args[1:]); err != nil {
 		return 2
+	}
+	if *extra != *want || os.Args[1] != "-addr" {
+		return 6
 	}
 	if mode == "early" {
 		fmt.Fprintln(os.Stderr, "level=ERROR msg=\"open the database\" err=boom")
@@ -58,15 +64,15 @@ func fakeExample(mode string) int {
 	case <-time.After(time.Minute): // never outlive a broken test
 		return 5
 	}
-	if mode == "unclean" {
+	if mode == "unclean" || mode == "kill-unclean" {
 		return 1
 	}
 	return 0
 }
 
-// TestStartHTTP runs the fake example through startHTTP and checks what it
+// TestStart runs the fake example through start and checks what it
 // returns, that it stops the process, and what it reports as failures.
-func TestStartHTTP(t *testing.T) {
+func TestStart(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -79,13 +85,40 @@ func TestStartHTTP(t *testing.T) {
 		{"serve", true, ""},
 		{"unclean", true, "the example exited with status 1, want 0"},
 		{"early", false, "the example exited with status 3 before serving"},
+		{"kill", true, ""},
+		{"kill-unclean", true, "the example was killed with SIGKILL, yet it exited with exit status 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
 			t.Setenv(fakeEnv, tt.mode) // the fake inherits it
 			rec := &recorder{TB: t}
 			var url string
-			rec.run(func(tb testing.TB) { url = startHTTP(tb, self) })
+			rec.run(func(tb testing.TB) {
+				p := start(tb, self, "-extra", "x", "-want", "x")
+				url = p.URL
+				switch tt.mode {
+				case "kill":
+					if err := p.Kill(); err != nil {
+						tb.Errorf("Kill: %v", err)
+					}
+					select {
+					case <-p.Exited():
+					default:
+						tb.Errorf("Kill returned before the process exited")
+					}
+				case "kill-unclean":
+					// The process exits by itself first: Kill finds it gone,
+					// and the cleanup reports that it did not die of SIGKILL.
+					p.cmd.Process.Signal(syscall.SIGTERM)
+					<-p.Exited()
+					if err := p.Kill(); err != nil {
+						tb.Errorf("Kill of an exited process: %v", err)
+					}
+				}
+				if want := strings.TrimPrefix(url, "http://"); !strings.HasSuffix(want, "/mcp") || p.Addr()+"/mcp" != want {
+					tb.Errorf("Addr() = %q for URL %q", p.Addr(), url)
+				}
+			})
 
 			if got := rec.report(); (got == "") != (tt.wantFailure == "") || !strings.Contains(got, tt.wantFailure) {
 				t.Errorf("startHTTP reported %q; want a failure with %q", got, tt.wantFailure)

@@ -1,0 +1,117 @@
+package fleet
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+	"time"
+)
+
+// figures are what a run measured.
+type figures struct {
+	instances                      int
+	legacySessions, listenSessions int
+	subscriptions                  int
+	writes                         writeCounts
+	notifications, rereads         int
+	// latencies are, for customers_show subscriptions, from the start of
+	// the oldest write a notification answers to its arrival.
+	latencies []time.Duration
+	// beforeKill are those of notifications that arrived before the kill.
+	beforeKill []time.Duration
+	// The killed instance's clients: legacy sessions that lived there
+	// (newSessions of them had to start a new one) and listen clients
+	// whose stream did; subscribedAgain is, for each, from the kill to
+	// when it was subscribed again, back to when it had also re-read
+	// every URI.
+	killedLegacy, killedListen, newSessions int
+	subscribedAgain, back                   []time.Duration
+	backLegacy, backListen                  []time.Duration // back, by era
+	// retries are reads that the kill cut and the client read again;
+	// excused counts every error the kill explains (those reads, failed
+	// reconnection attempts, mcp-go's logs of a failed GET stream).
+	retries int
+	excused int64
+	// unexplained lists the legacy sessions on surviving instances that
+	// had reads fail: the kill does not explain those.
+	unexplained []string
+	// converged is from the last write's return to every subscription
+	// holding the final state; stale subscriptions did not by the bound,
+	// behind of them had a notification whose re-read had not finished.
+	converged     time.Duration
+	stale, behind int
+	// unannounced counts, over the customers_show subscriptions of clients
+	// that never lost their connection, the writes of the customer that no
+	// notification announced before its next write (or the final check).
+	unannounced int
+	problems    int
+}
+
+// summary is the run on one line, for CI logs.
+func (f figures) summary() string {
+	sorted := slices.Sorted(slices.Values(f.latencies))
+	steady := slices.Sorted(slices.Values(f.beforeKill))
+	back := slices.Sorted(slices.Values(f.back))
+	again := slices.Sorted(slices.Values(f.subscribedAgain))
+	backLegacy := slices.Sorted(slices.Values(f.backLegacy))
+	backListen := slices.Sorted(slices.Values(f.backListen))
+	return fmt.Sprintf("e2e/fleet: instances=%d (1 killed) sessions=%d (2025-11-25 GET stream %d, 2026-07-28 listen %d) subscriptions=%d "+
+		"writes=%d (through instances %d, straight to the database %d; %.1f/s over %.1fs) notifications=%d rereads=%d "+
+		"write-start-to-notification p50=%v p99=%v max=%v (n=%d; before the kill p50=%v p99=%v) "+
+		"killed instance's clients=%d (legacy %d, %d of them in a new session; listen %d) after the kill subscribed again p50=%v max=%v, back (every URI re-read) p50=%v max=%v (legacy p50=%v, listen p50=%v) "+
+		"converged after the last write in %v stale=%d (behind %d, never told %d) unannounced=%d retried reads=%d excused errors=%d problems=%d",
+		f.instances, f.legacySessions+f.listenSessions, f.legacySessions, f.listenSessions, f.subscriptions,
+		f.writes.viaInstance+f.writes.viaDB, f.writes.viaInstance, f.writes.viaDB,
+		float64(f.writes.viaInstance+f.writes.viaDB-1)/max(f.writes.span.Seconds(), 1e-9), f.writes.span.Seconds(),
+		f.notifications, f.rereads,
+		ms(percentile(sorted, 50)), ms(percentile(sorted, 99)), ms(percentile(sorted, 100)), len(sorted),
+		ms(percentile(steady, 50)), ms(percentile(steady, 99)),
+		f.killedLegacy+f.killedListen, f.killedLegacy, f.newSessions, f.killedListen,
+		ms(percentile(again, 50)), ms(percentile(again, 100)), ms(percentile(back, 50)), ms(percentile(back, 100)),
+		ms(percentile(backLegacy, 50)), ms(percentile(backListen, 50)),
+		ms(f.converged), f.stale, f.behind, f.stale-f.behind, f.unannounced, f.retries, f.excused, f.problems)
+}
+
+// latency is the p-th percentile of the write-to-notification latency.
+func (f figures) latency(p float64) time.Duration {
+	return percentile(slices.Sorted(slices.Values(f.latencies)), p)
+}
+
+// ms rounds d for printing.
+func ms(d time.Duration) time.Duration { return d.Round(100 * time.Microsecond) }
+
+// percentile returns the p-th percentile (0 < p <= 100) of sorted by the
+// nearest-rank method: the smallest value that at least p% of the values
+// do not exceed. It is 0 for no values.
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := int(math.Ceil(float64(len(sorted)) * p / 100))
+	return sorted[min(max(rank, 1), len(sorted))-1]
+}
+
+func TestPercentile(t *testing.T) {
+	ten := []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	tests := []struct {
+		name   string
+		sorted []time.Duration
+		p      float64
+		want   time.Duration
+	}{
+		{"none", nil, 50, 0},
+		{"one value is every percentile", []time.Duration{7}, 99, 7},
+		{"median of ten is the fifth", ten, 50, 5},
+		{"p99 of ten is the largest", ten, 99, 10},
+		{"p100 is the largest", ten, 100, 10},
+		{"tiny p is the smallest", ten, 0.1, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := percentile(tt.sorted, tt.p); got != tt.want {
+				t.Errorf("percentile(%v, %v) = %v, want %v", tt.sorted, tt.p, got, tt.want)
+			}
+		})
+	}
+}
