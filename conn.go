@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -93,7 +94,10 @@ type conn struct {
 	// over reads them in one sweep, as a slice of notifications is sent.
 	// The rest of a notification is the same for all (resourceUpdated).
 	notes []mcp.NotificationParams
-	queue []int32 // slots with a notification pending, oldest first
+	// versions are the versions the slots' next notifications carry, by
+	// sub.slot, for streams that ask for them (setVersionLocked).
+	versions []string
+	queue    []int32 // slots with a notification pending, oldest first
 	// pending has bit i set when slot i is in queue.
 	pending    []uint64
 	delivering bool // a delivery goroutine is running
@@ -218,12 +222,26 @@ func (c *conn) releaseSlotLocked(sb *sub) {
 	c.slots[sb.slot].gone.Store(true)
 	c.slots[sb.slot] = nil
 	c.notes[sb.slot] = mcp.NotificationParams{}
+	c.setVersionLocked(sb.slot, "")
 	if c.slotEnded != nil {
 		close(c.slotEnded)
 		c.slotEnded = nil
 	}
 	c.mu.Unlock()
 	c.freeSlots = append(c.freeSlots, sb.slot)
+}
+
+// setVersionLocked makes v the version the next notification of slot
+// carries; "" is none. Versions are kept apart from the slots, for the
+// streams that ask for them alone: most never do. Guarded as the outbox is.
+func (c *conn) setVersionLocked(slot int32, v string) {
+	if v == "" && int(slot) >= len(c.versions) {
+		return
+	}
+	if int(slot) >= len(c.versions) {
+		c.versions = append(c.versions, make([]string, int(slot)+1-len(c.versions))...)
+	}
+	c.versions[slot] = v
 }
 
 // pushLocked appends slot to c's outbox. c.mu is held.
@@ -243,6 +261,15 @@ func (c *conn) noteLocked(slot int32) mcp.JSONRPCNotification {
 	p := &c.notes[slot]
 	if p.AdditionalFields == nil {
 		*p = c.slots[slot].sb.notificationParams()
+	}
+	if int(slot) < len(c.versions) && c.versions[slot] != "" {
+		v := c.versions[slot]
+		// Its own _meta, with the version: the stream's is shared.
+		withVersion := *p
+		withVersion.Meta = make(map[string]any, len(p.Meta)+1)
+		maps.Copy(withVersion.Meta, p.Meta)
+		withVersion.Meta[MetaVersion] = v
+		return resourceUpdated(withVersion)
 	}
 	return resourceUpdated(*p)
 }
@@ -274,11 +301,17 @@ func (c *conn) takeLocked(batch []outNote) []outNote {
 // (enqueueUnderRegistryLocked).
 func (r *liveRegistry) enqueueLocked(ref subRef) {
 	c := ref.c
+	var version string
+	if ref.sb.st.versions {
+		version = ref.sb.q.versionLocked()
+	}
 	if c.underRegistry {
+		c.setVersionLocked(ref.slot, version)
 		r.enqueueUnderRegistryLocked(c, ref.slot)
 		return
 	}
 	c.mu.Lock()
+	c.setVersionLocked(ref.slot, version)
 	if c.pendingLocked(ref.slot) {
 		c.mu.Unlock()
 		return

@@ -11,7 +11,7 @@ import (
 // user added, so that the user's hooks keep running as before.
 func (a *Adapter) installHooks(h *server.Hooks) {
 	h.AddBeforeReadResource(a.routeRead)
-	h.AddAfterReadResource(a.readCacheHints)
+	h.AddAfterReadResource(a.readResultMeta)
 	h.AddAfterListResources(a.filterResources)
 	h.AddAfterListResourceTemplates(a.filterTemplates)
 	h.AddOnError(a.onError)
@@ -65,13 +65,25 @@ func (a *Adapter) ownResource(uri string) *command {
 	return nil
 }
 
-// readCacheHints sets the cache hints of a 2026-07-28 read of a live
-// command whose answer a grant or a scope may shape: cacheScope private,
-// whatever the server's default, so that no shared cache hands one caller's
-// answer to another.
-func (a *Adapter) readCacheHints(ctx context.Context, _ any, req *mcp.ReadResourceRequest, res *mcp.ReadResourceResult) {
-	if res == nil || a.cfg.grant == nil && a.cfg.scope == nil || !server.IsModernRequest(ctx) || readStateFrom(*req) == nil {
+// readResultMeta completes the result of a read of a live command: its
+// version (MetaVersion) in _meta, and on 2026-07-28, where the answer a
+// grant or a scope may shape, cacheScope private whatever the server's
+// default, so that no shared cache hands one caller's answer to another.
+func (a *Adapter) readResultMeta(ctx context.Context, _ any, req *mcp.ReadResourceRequest, res *mcp.ReadResourceResult) {
+	st := readStateFrom(*req)
+	if res == nil || st == nil {
 		return
 	}
-	res.SetCacheHints(0, mcp.CacheScopePrivate)
+	if st.version != "" {
+		if res.Meta == nil {
+			res.Meta = &mcp.Meta{}
+		}
+		if res.Meta.AdditionalFields == nil {
+			res.Meta.AdditionalFields = map[string]any{}
+		}
+		res.Meta.AdditionalFields[MetaVersion] = st.version
+	}
+	if (a.cfg.grant != nil || a.cfg.scope != nil) && server.IsModernRequest(ctx) {
+		res.SetCacheHints(0, mcp.CacheScopePrivate)
+	}
 }

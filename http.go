@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -125,6 +126,7 @@ func (a *Adapter) HTTPHandler(next http.Handler, opts ...HTTPOption) http.Handle
 		e.events.out = w
 		if lc != nil {
 			lc.edge = e
+			e.events.awaitAck = true
 		}
 		var ew http.ResponseWriter = e
 		if f, ok := w.(http.Flusher); ok {
@@ -397,6 +399,48 @@ type eventRewriter struct {
 	spilling  bool   // the current event outgrew maxRewrite: pass it through
 	lineEmpty bool   // no byte but CR seen yet on the current line
 	midLine   bool   // the current line has begun
+
+	// awaitAck: a subscriptions/listen stream whose acknowledgement has not
+	// gone by. Its resources/updated events (a URI whose version the client
+	// named changed) are held until the acknowledgement, which a client
+	// reads first, at most maxHeldUpdates of them.
+	awaitAck bool
+	updates  [][]byte
+}
+
+// maxHeldUpdates bounds the events a listen stream holds for its
+// acknowledgement: one per subscription of the default cap.
+const maxHeldUpdates = DefaultSubscriptionCap
+
+// Markers of the two events awaitAck tells apart.
+var (
+	ackMarker     = []byte(`"method":"` + mcp.MethodNotificationSubscriptionsAcknowledged + `"`)
+	updatedMarker = []byte(`"method":"` + mcp.MethodNotificationResourceUpdated + `"`)
+)
+
+// gate writes ev, a whole event, unless it is an update to hold until the
+// acknowledgement; the acknowledgement releases those held after it.
+func (r *eventRewriter) gate(ev []byte) error {
+	if r.awaitAck {
+		switch data := eventData(ev); {
+		case bytes.Contains(data, ackMarker):
+			r.awaitAck = false
+			if err := writeAll(r.out, ev); err != nil {
+				return err
+			}
+			for _, held := range r.updates {
+				if err := writeAll(r.out, held); err != nil {
+					return err
+				}
+			}
+			r.updates = nil
+			return nil
+		case bytes.Contains(data, updatedMarker) && len(r.updates) < maxHeldUpdates:
+			r.updates = append(r.updates, slices.Clone(ev))
+			return nil
+		}
+	}
+	return writeAll(r.out, ev)
 }
 
 // Write consumes p. It returns len(p) unless the underlying writer fails.
@@ -444,7 +488,7 @@ func (r *eventRewriter) segment(seg []byte, ends bool) error {
 	if blank {
 		ev := r.event
 		r.event = r.event[:0]
-		return writeAll(r.out, rewriteEvent(r.box, ev))
+		return r.gate(rewriteEvent(r.box, ev))
 	}
 	if len(r.event) > maxRewrite {
 		discardEntry(r.box, eventData(r.event))

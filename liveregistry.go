@@ -115,6 +115,10 @@ type query struct {
 	key  queryKey
 	args any             // decoded and validated once, when it was created
 	raw  json.RawMessage // key.args, as the middleware chain sees it
+	// version is its digest as text (versionLocked), for the digest
+	// versionOf says.
+	version   string
+	versionOf digest.Digest
 	// values are those its re-runs carry, with a scope (WithScope): the
 	// request's that made it, detached from its cancellation (scopeValues);
 	// nil without a scope, for the registry's (runner.liveCtx).
@@ -685,4 +689,40 @@ func (r *liveRegistry) scopeTag(scope string) string {
 		return ""
 	}
 	return fmt.Sprintf("%016x", maphash.String(r.tagSeed, scope))
+}
+
+// Versions: what a client saw, named.
+//
+// A read of a live URI and, for a client that asks, each of its
+// notifications carry the result's version in _meta under MetaVersion: its
+// digest as text, equal for equal results. A client that reconnects names
+// the version it last saw of each URI (MetaVersions in a listen's _meta,
+// MetaVersion in a resources/subscribe's); a URI whose result has another
+// version now is notified at once, so that the client misses nothing and
+// re-reads only what changed. Versions are the server process's: on
+// another process or after a restart every URI counts as changed.
+const (
+	// MetaVersion is the _meta key of a live URI's result version: on a
+	// read's result, on notifications/resources/updated to a client that
+	// named versions, and on a resources/subscribe naming the version the
+	// client last saw.
+	MetaVersion = "io.github.mcplive/version"
+	// MetaVersions is the _meta key of a subscriptions/listen that names,
+	// per URI, the version the client last saw: an object from URI to
+	// version. Naming it, even empty, asks for versions on the stream's
+	// notifications.
+	MetaVersions = "io.github.mcplive/versions"
+)
+
+// versionText is the text of a version.
+func versionText(d digest.Digest) string {
+	return fmt.Sprintf("%016x%016x", d[0], d[1])
+}
+
+// versionLocked is q's version, made once per digest.
+func (q *query) versionLocked() string {
+	if q.version == "" || q.versionOf != q.digest {
+		q.version, q.versionOf = versionText(q.digest), q.digest
+	}
+	return q.version
 }

@@ -39,6 +39,10 @@ type readState struct {
 	err  error  // a *uriError, a *ValidationError, not granted, or no scope
 	// scope is the request's (WithScope); "" without one.
 	scope string
+	// version is the version of a read's result (MetaVersion), for the
+	// after-read hook to put in its _meta; want, the version a
+	// subscription's client last saw ("" for none).
+	version, want string
 	// clock times the parse and the conversion, with an Observer only.
 	clock readClock
 }
@@ -159,7 +163,14 @@ func (a *Adapter) read(ctx context.Context, o Observation, c *command, st *readS
 	if err != nil {
 		return nil, err
 	}
-	return readContents(st, res)
+	contents, err := readContents(st, res)
+	if err != nil {
+		return nil, err
+	}
+	if d, err := a.live.digestResult(c, res, false); err == nil {
+		st.version = versionText(d)
+	}
+	return contents, nil
 }
 
 // readClock is when the phases of a read that routeRead runs began and

@@ -305,3 +305,146 @@ func TestIdleStreamsCarryKeepAlives(t *testing.T) {
 		t.Error("listen stream: keep-alives before the acknowledgement")
 	}
 }
+
+// readVersion reads uri on f's session, in the era of modern, and returns
+// the version its result's _meta carries.
+func readVersion(t *testing.T, f *fakeClient, uri string, modern bool) string {
+	t.Helper()
+	params := map[string]any{"uri": uri}
+	if modern {
+		params["_meta"] = map[string]any{
+			mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
+			mcp.MetaKeyClientCapabilities: map[string]any{},
+			mcp.MetaKeyClientInfo:         map[string]any{"name": "fake", "version": "1"},
+		}
+	}
+	f.nextID++
+	raw, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": f.nextID, "method": "resources/read", "params": params})
+	b, _ := json.Marshal(f.a.HandleMessage(f.ctx(), raw))
+	var res struct {
+		Result struct {
+			Meta map[string]any `json:"_meta"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	v, _ := res.Result.Meta[MetaVersion].(string)
+	if v == "" {
+		t.Fatalf("read %s: %s; want a version in _meta", uri, b)
+	}
+	return v
+}
+
+// A client that names the version it last saw of each URI hears at once of
+// those whose result has another version now, and of no other; the
+// versions its notifications carry are those a read then shows.
+func TestNamedVersions(t *testing.T) {
+	for _, modern := range []bool{false, true} {
+		t.Run(fmt.Sprint("modern=", modern), func(t *testing.T) {
+			st := newItemStore(3)
+			a := newLiveServer(t, st)
+			reader := newFakeClient(t, a, "reader", 16)
+			const same, changed = "app://items_show/1", "app://items_show/2"
+			seen := map[string]string{same: readVersion(t, reader, same, modern), changed: readVersion(t, reader, changed, modern)}
+			if seen[same] == seen[changed] {
+				t.Fatalf("two different results share the version %s", seen[same])
+			}
+			st.set(2, "changed while away")
+
+			f := newFakeClient(t, a, "back", 16)
+			if modern {
+				raw, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": map[string]any{
+					"notifications": map[string]any{"resourceSubscriptions": []string{same, changed}},
+					"_meta": map[string]any{
+						mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
+						mcp.MetaKeyClientCapabilities: map[string]any{},
+						mcp.MetaKeyClientInfo:         map[string]any{"name": "fake", "version": "1"},
+						MetaVersions:                  seen,
+					},
+				}})
+				ctx, cancel := context.WithCancel(f.ctx())
+				f.streams = append(f.streams, cancel)
+				f.wg.Add(1)
+				go func() { defer f.wg.Done(); f.a.HandleMessage(ctx, raw) }()
+			} else {
+				for _, uri := range []string{same, changed} {
+					if e := f.call("resources/subscribe", map[string]any{"uri": uri, "_meta": map[string]any{MetaVersion: seen[uri]}}); e != nil {
+						t.Fatalf("subscribe %s: %+v", uri, e)
+					}
+				}
+			}
+			var heard []note
+			var version any
+			deadline := time.After(10 * time.Second)
+			for len(heard) == 0 {
+				select {
+				case n := <-f.s.ch:
+					if x, ok := noteOf(n); ok {
+						heard = append(heard, x)
+						version = n.Params.Meta[MetaVersion]
+					}
+				case <-deadline:
+					t.Fatal("no notification for the URI that changed while away")
+				}
+			}
+			waitIdle(t, a)
+			heard = append(heard, f.notes()...)
+			if len(heard) != 1 || heard[0].uri != changed {
+				t.Fatalf("heard %+v; want %s alone", heard, changed)
+			}
+			if now := readVersion(t, reader, changed, modern); version != now || now == seen[changed] {
+				t.Errorf("the notification says version %v, a read then %s (before %s); want the read's, a new one", version, now, seen[changed])
+			}
+		})
+	}
+}
+
+// Over Streamable HTTP, a listen naming an old version hears of it right
+// after the acknowledgement, never before it.
+func TestNamedVersionsAfterTheAcknowledgement(t *testing.T) {
+	a, st, url := resumeServer(t)
+	reader := newFakeClient(t, a, "reader", 16)
+	const uri = "app://items_show/1"
+	old := readVersion(t, reader, uri, true)
+	st.set(1, "changed while away")
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen", "params": map[string]any{
+		"notifications": map[string]any{"resourceSubscriptions": []string{uri}},
+		"_meta": map[string]any{
+			mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
+			mcp.MetaKeyClientCapabilities: map[string]any{},
+			mcp.MetaKeyClientInfo:         map[string]any{"name": "fake", "version": "1"},
+			MetaVersions:                  map[string]string{uri: old},
+		},
+	}})
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(mcp.HeaderProtocolVersion, mcp.ProtocolVersion20260728)
+	req.Header.Set(mcp.HeaderMethod, string(mcp.MethodSubscriptionsListen))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	r := bufio.NewReader(res.Body)
+	var methods []string
+	for len(methods) < 2 {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("listen stream: %v after %q", err, methods)
+		}
+		if data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: "); ok {
+			var m struct {
+				Method string `json:"method"`
+			}
+			_ = json.Unmarshal([]byte(data), &m)
+			methods = append(methods, m.Method)
+		}
+	}
+	if !slices.Equal(methods, []string{"notifications/subscriptions/acknowledged", "notifications/resources/updated"}) {
+		t.Errorf("the listen stream began with %q; want the acknowledgement, then the URI that changed", methods)
+	}
+}

@@ -67,6 +67,9 @@ type stream struct {
 	// closer ends the listen request on the wire when Close ends the
 	// stream; nil where the HTTP edge does not serve it (lifecycle.go).
 	closer *listenCloser
+	// versions: the client named the versions it last saw (MetaVersions,
+	// MetaVersion), and its notifications carry theirs.
+	versions bool
 	// making are the URIs whose subscription is being made, its first run
 	// under way. An unsubscribe meanwhile finds no subscription to end,
 	// yet must still win: the subscription would outlive it, unknown to
@@ -262,9 +265,14 @@ func (r *liveRegistry) fileLocked(ctx context.Context, s *stream, rs *readState,
 	}
 	sb := &sub{uri: rs.uri, q: q, st: s, qi: len(q.subs), client: client}
 	s.c.takeSlotLocked(sb)
-	q.subs = append(q.subs, subRef{sb: sb, c: s.c, slot: sb.slot})
+	ref := subRef{sb: sb, c: s.c, slot: sb.slot}
+	q.subs = append(q.subs, ref)
 	s.subs[rs.uri] = sb
 	r.subs++
+	if rs.want != "" && rs.want != q.versionLocked() {
+		// The client saw another result than this: it hears at once.
+		r.enqueueLocked(ref)
+	}
 	if r.changes != before {
 		// A change was reported while the command ran: what it returned
 		// may predate the change, and the query may not have been filed
@@ -323,14 +331,14 @@ const errListenBesideGET = "this session takes notifications on its GET stream (
 
 // openListen makes the stream of a subscriptions/listen request, or
 // returns nil when session delivers on its GET stream.
-func (r *liveRegistry) openListen(ctx context.Context, session server.ClientSession, id any, req *mcp.SubscriptionsListenRequest) *stream {
+func (r *liveRegistry) openListen(ctx context.Context, session server.ClientSession, id any, req *mcp.SubscriptionsListenRequest, versions bool) *stream {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := r.connLocked(session)
 	if c.streamID != "" {
 		return nil
 	}
-	s := &stream{c: c, id: id, done: ctx.Done(), req: req, subs: make(map[string]*sub), closer: listenCloserFrom(ctx)}
+	s := &stream{c: c, id: id, done: ctx.Done(), req: req, subs: make(map[string]*sub), closer: listenCloserFrom(ctx), versions: versions}
 	c.streams[s] = struct{}{}
 	return s
 }
@@ -400,7 +408,7 @@ func (r *liveRegistry) endStreamLocked(s *stream) {
 // Streamable HTTP without sessions) is refused. A Streamable HTTP session
 // subscribing through HTTPHandler (ctx says) is delivered to on its GET
 // stream.
-func (r *liveRegistry) openLegacy(ctx context.Context, session server.ClientSession) func() (*stream, *rpcError) {
+func (r *liveRegistry) openLegacy(ctx context.Context, session server.ClientSession, versions bool) func() (*stream, *rpcError) {
 	viaEdge := viaHTTPEdge(ctx)
 	return func() (*stream, *rpcError) {
 		if _, ok := r.registered[session]; !ok || session == nil {
@@ -428,6 +436,8 @@ func (r *liveRegistry) openLegacy(ctx context.Context, session server.ClientSess
 		if c.legacy == nil {
 			c.legacy = &stream{c: c, subs: make(map[string]*sub)}
 		}
+		// A client that names a version once hears versions from then on.
+		c.legacy.versions = c.legacy.versions || versions
 		return c.legacy, nil
 	}
 }
@@ -583,6 +593,7 @@ func (a *Adapter) listenHook(ctx context.Context, id any, req *mcp.Subscriptions
 	var s *stream
 	foreign := foreignURIs{a: a}
 	kept := make([]string, 0, len(uris))
+	seen, named := namedVersions(req.Params.Meta)
 	for _, uri := range uris {
 		rs := a.resolve(ctx, uri)
 		if rs == nil {
@@ -598,12 +609,13 @@ func (a *Adapter) listenHook(ctx context.Context, id any, req *mcp.Subscriptions
 			continue // mcp-go refuses the request: it needs a session
 		}
 		if s == nil {
-			if s = r.openListen(ctx, session, id, req); s == nil {
+			if s = r.openListen(ctx, session, id, req, named); s == nil {
 				r.refused.Add(1)
 				a.logger.DebugContext(ctx, "adapter: subscription not acknowledged", "uri", uri, "reason", errListenBesideGET)
 				continue
 			}
 		}
+		rs.want = seen[uri]
 		if err := r.subscribe(ctx, rs, func() (*stream, *rpcError) { return s, nil }); err != nil {
 			r.refused.Add(1)
 			a.logger.DebugContext(ctx, "adapter: subscription not acknowledged", "uri", uri, "reason", err.Message)
@@ -615,6 +627,22 @@ func (a *Adapter) listenHook(ctx context.Context, id any, req *mcp.Subscriptions
 	if s != nil {
 		r.armListen(ctx, s)
 	}
+}
+
+// namedVersions reads the versions a listen's client last saw, by URI
+// (MetaVersions); named reports that it named any, even none.
+func namedVersions(meta *mcp.Meta) (seen map[string]string, named bool) {
+	if meta == nil {
+		return nil, false
+	}
+	m, named := meta.AdditionalFields[MetaVersions].(map[string]any)
+	seen = make(map[string]string, len(m))
+	for uri, v := range m {
+		if v, ok := v.(string); ok {
+			seen[uri] = v
+		}
+	}
+	return seen, named
 }
 
 // subscribeHook serves a legacy resources/subscribe of a URI the adapter
@@ -664,7 +692,7 @@ func (a *Adapter) subscribeHook(ctx context.Context, id any, message any) error 
 	case mcp.IsModernProtocol(meta.ProtocolVersion()):
 		return nil // mcp-go answers: 2026-07-28 removed the method
 	default:
-		err = a.subscribeLegacy(ctx, uri)
+		err = a.subscribeLegacy(ctx, uri, metaVersion(m.Params.Meta))
 	}
 	return a.refuseSubscription(ctx, id, err)
 }
@@ -703,14 +731,28 @@ func subscribeMeta(raw json.RawMessage) (*mcp.Meta, *rpcError) {
 	return meta, nil
 }
 
-// subscribeLegacy serves the subscription of a resources/subscribe to uri:
-// nil when it is made, or is one the adapter does not own.
-func (a *Adapter) subscribeLegacy(ctx context.Context, uri string) *rpcError {
+// subscribeLegacy serves the subscription of a resources/subscribe to uri,
+// whose client last saw version want ("" for none): nil when it is made,
+// or is one the adapter does not own.
+func (a *Adapter) subscribeLegacy(ctx context.Context, uri, want string) *rpcError {
 	var err *rpcError
 	if rs := a.resolve(ctx, uri); rs != nil {
-		err = a.live.subscribe(ctx, rs, a.live.openLegacy(ctx, sessionFrom(ctx)))
+		rs.want = want
+		err = a.live.subscribe(ctx, rs, a.live.openLegacy(ctx, sessionFrom(ctx), want != ""))
 	} else if foreign := (foreignURIs{a: a}); !foreign.has(uri) {
 		err = notFound(ctx, uri, "")
 	}
 	return err
+}
+
+// metaVersion is the version a resources/subscribe's _meta names
+// (MetaVersion); "" for none.
+func metaVersion(raw json.RawMessage) string {
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(raw, &meta) != nil {
+		return ""
+	}
+	var v string
+	_ = json.Unmarshal(meta[MetaVersion], &v)
+	return v
 }
