@@ -60,6 +60,7 @@ func (a *Adapter) HTTPHandler(next http.Handler, opts ...HTTPOption) http.Handle
 	cfg := newHTTPConfig(opts)
 	events := a.live.useEventStore(cfg.events)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer boundAfterHandler(w, a.live.streamWriteTimeout)
 		if !cfg.hostAllowed(r) {
 			writeHTTPError(w, http.StatusForbidden, &rpcError{
 				Code:    mcp.INVALID_REQUEST,
@@ -238,8 +239,9 @@ func (e *httpEdge) WriteHeader(code int) {
 
 func (e *httpEdge) writeHeader(code int) {
 	if code >= 100 && code < 200 {
-		// Informational responses precede the real one.
-		e.w.WriteHeader(code)
+		// Informational responses precede the real one; net/http writes
+		// them at once, into a client that may not read.
+		_ = e.boundedWrite(func() error { e.w.WriteHeader(code); return nil })
 		return
 	}
 	if e.state == finished {
@@ -358,7 +360,7 @@ func (e *httpEdge) finish() {
 	case holdJSON:
 		e.commitJSON()
 	case rewriteSSE:
-		_ = e.events.close()
+		_ = e.boundedWrite(e.events.close)
 	}
 }
 

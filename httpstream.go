@@ -461,16 +461,32 @@ func (s *streamWrites) do(w http.ResponseWriter, timeout time.Duration, write fu
 	s.writing.Store(true)
 	s.mu.Unlock()
 
-	err := write()
+	// Deferred, so that a write that panics (a writer of a framework's,
+	// net/http after a hijack) leaves no deadline on the connection and no
+	// write marked under way, which Close would later reach.
+	defer func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.writing.Store(false)
+		if !s.deadline.IsZero() {
+			s.deadline = time.Time{}
+			_ = rc.SetWriteDeadline(time.Time{})
+		}
+	}()
+	return write()
+}
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.writing.Store(false)
-	if !s.deadline.IsZero() {
-		s.deadline = time.Time{}
-		_ = rc.SetWriteDeadline(time.Time{})
+// boundAfterHandler bounds, by timeout, what net/http writes into w once
+// the handler has returned: the tail of the response still in its buffer
+// and a chunked body's last chunk, which a client that stopped reading
+// would otherwise hold, with the connection, for as long as it lasts.
+// net/http clears the deadline once the response is written. A hijacked
+// connection is the hijacker's: it is left alone (a write of nothing tells).
+func boundAfterHandler(w http.ResponseWriter, timeout time.Duration) {
+	if _, err := w.Write(nil); errors.Is(err, http.ErrHijacked) {
+		return
 	}
-	return err
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(timeout))
 }
 
 // abort makes the write into w under way fail now, and those after it

@@ -399,3 +399,76 @@ func TestAbortedListenStreamRefusesLaterWrites(t *testing.T) {
 		t.Fatal("a write after the abort is waiting on a client that reads nothing")
 	}
 }
+
+// deadlineWriter records the write deadlines set on it, and whether one
+// was set while WriteHeader ran; hijacked makes it answer as a hijacked
+// response does.
+type deadlineWriter struct {
+	header     http.Header
+	deadlines  []time.Time
+	inHeader   []time.Time // the deadline in force when WriteHeader ran
+	hijacked   bool
+	panicWrite bool
+}
+
+func (w *deadlineWriter) Header() http.Header { return w.header }
+func (w *deadlineWriter) WriteHeader(int) {
+	var d time.Time
+	if n := len(w.deadlines); n > 0 {
+		d = w.deadlines[n-1]
+	}
+	w.inHeader = append(w.inHeader, d)
+}
+func (w *deadlineWriter) Write(p []byte) (int, error) {
+	if w.hijacked {
+		return 0, http.ErrHijacked
+	}
+	if w.panicWrite {
+		panic("the writer broke")
+	}
+	return len(p), nil
+}
+func (w *deadlineWriter) SetWriteDeadline(t time.Time) error {
+	w.deadlines = append(w.deadlines, t)
+	return nil
+}
+
+// A write that panics leaves no deadline on the connection and no write
+// marked under way: Close would otherwise reach a connection net/http
+// has moved on with.
+func TestStreamWritesRecoverFromAPanickingWrite(t *testing.T) {
+	w := &deadlineWriter{header: http.Header{}, panicWrite: true}
+	var s streamWrites
+	func() {
+		defer func() { _ = recover() }()
+		_ = s.do(w, time.Minute, func() error { _, err := w.Write([]byte("x")); return err })
+	}()
+	if s.writing.Load() || !s.deadline.IsZero() {
+		t.Errorf("after a panicking write: writing %v, deadline %v; want neither", s.writing.Load(), s.deadline)
+	}
+	if n := len(w.deadlines); n != 2 || !w.deadlines[1].IsZero() {
+		t.Errorf("deadlines set %v; want one, then cleared", w.deadlines)
+	}
+}
+
+// What net/http writes after the handler returns is bounded, unless the
+// connection was hijacked; an informational response is bounded too.
+func TestHTTPEdgeBoundsWritesAroundTheHandler(t *testing.T) {
+	w := &deadlineWriter{header: http.Header{}}
+	boundAfterHandler(w, time.Minute)
+	if len(w.deadlines) != 1 || time.Until(w.deadlines[0]) < 30*time.Second {
+		t.Errorf("after the handler: deadlines %v; want one a minute ahead", w.deadlines)
+	}
+	hijacked := &deadlineWriter{header: http.Header{}, hijacked: true}
+	boundAfterHandler(hijacked, time.Minute)
+	if len(hijacked.deadlines) != 0 {
+		t.Errorf("a hijacked connection got deadlines %v; want none", hijacked.deadlines)
+	}
+
+	info := &deadlineWriter{header: http.Header{}}
+	e := &httpEdge{w: info, timeout: time.Minute}
+	e.WriteHeader(http.StatusEarlyHints)
+	if len(info.inHeader) != 1 || info.inHeader[0].IsZero() {
+		t.Errorf("103 Early Hints written with deadline %v; want one in force", info.inHeader)
+	}
+}
