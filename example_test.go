@@ -626,3 +626,16 @@ func ExampleWithAllowedHosts() {
 	// Output:
 	// 403 {"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"host \"rebound.example:8080\" is not allowed"}}
 }
+
+// One bounded event store serves mcp-go's streams and the adapter's
+// notifications: a 2025-11-25 client whose GET stream broke opens another
+// with Last-Event-ID and hears what it missed. (Compiled, not run.)
+func ExampleNewEventStore() {
+	srv, a := exampleAdapter()
+	mux := http.NewServeMux()
+
+	events := adapter.NewEventStore(0)
+	httpSrv := server.NewStreamableHTTPServer(srv, server.WithEventStore(events))
+	mux.Handle("/mcp", a.HTTPHandler(httpSrv, adapter.WithEventStore(events)))
+	log.Fatal(http.ListenAndServe("127.0.0.1:8080", mux))
+}
