@@ -92,50 +92,59 @@ func (a *Adapter) HTTPHandler(next http.Handler, opts ...HTTPOption) http.Handle
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, ok := readBody(w, r, cfg.maxBody)
-		if !ok {
-			return
-		}
-		if isBatch(body) {
-			writeHTTPError(w, http.StatusBadRequest, errBatch)
-			return
-		}
-		if e := repeatedKeyError(body); e != nil {
-			status := http.StatusOK
-			if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
-				status = modernHTTPStatus(e.Code)
-			}
-			writeHTTPResponse(w, status, errorResponseTo(body, e))
-			return
-		}
-		var lc *listenCloser
-		if version := r.Header.Get(mcp.HeaderProtocolVersion); mcp.IsModernProtocol(version) {
-			if fixed := withNotificationMeta(body, version); len(fixed) != len(body) {
-				r.Body = io.NopCloser(bytes.NewReader(fixed))
-				r.ContentLength = int64(len(fixed))
-			}
-			if id := listenRequestID(body); id != nil {
-				// Close can end this listen stream on the wire.
-				ctx, cancel := context.WithCancel(r.Context())
-				defer cancel()
-				lc = &listenCloser{id: id, cancel: cancel}
-				r = r.WithContext(withListenCloser(ctx, lc))
-			}
-		}
-		e := &httpEdge{w: w, box: box, modern: mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)), timeout: a.live.streamWriteTimeout, keepAliveEvery: cfg.keepAlive}
-		e.events.box = box
-		e.events.out = w
-		if lc != nil {
-			lc.edge = e
-			e.events.awaitAck = true
-		}
-		var ew http.ResponseWriter = e
-		if f, ok := w.(http.Flusher); ok {
-			ew = &flushingHTTPEdge{e, f}
-		}
-		next.ServeHTTP(ew, r)
-		e.finish()
+		a.servePost(w, r, next, &cfg, box)
 	})
+}
+
+// servePost serves a POST through next: it refuses what mcp-go would
+// mishandle (a body over the cap, a batch, a key given twice), and hands
+// next the edge that rewrites the response.
+func (a *Adapter) servePost(w http.ResponseWriter, r *http.Request, next http.Handler, cfg *httpConfig, box *errorBox) {
+	body, ok := readBody(w, r, cfg.maxBody)
+	if !ok {
+		return
+	}
+	if isBatch(body) {
+		writeHTTPError(w, http.StatusBadRequest, errBatch)
+		return
+	}
+	modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
+	if e := repeatedKeyError(body); e != nil {
+		status := http.StatusOK
+		if modern {
+			status = modernHTTPStatus(e.Code)
+		}
+		writeHTTPResponse(w, status, errorResponseTo(body, e))
+		return
+	}
+	var lc *listenCloser
+	if modern {
+		version := r.Header.Get(mcp.HeaderProtocolVersion)
+		if fixed := withNotificationMeta(body, version); len(fixed) != len(body) {
+			r.Body = io.NopCloser(bytes.NewReader(fixed))
+			r.ContentLength = int64(len(fixed))
+		}
+		if id := listenRequestID(body); id != nil {
+			// Close can end this listen stream on the wire.
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			lc = &listenCloser{id: id, cancel: cancel}
+			r = r.WithContext(withListenCloser(ctx, lc))
+		}
+	}
+	e := &httpEdge{w: w, box: box, modern: modern, timeout: a.live.streamWriteTimeout, keepAliveEvery: cfg.keepAlive}
+	e.events.box = box
+	e.events.out = w
+	if lc != nil {
+		lc.edge = e
+		e.events.awaitAck = true
+	}
+	var ew http.ResponseWriter = e
+	if f, ok := w.(http.Flusher); ok {
+		ew = &flushingHTTPEdge{e, f}
+	}
+	next.ServeHTTP(ew, r)
+	e.finish()
 }
 
 // httpState is what an httpEdge does with the bytes of its response.

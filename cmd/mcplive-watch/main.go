@@ -162,52 +162,57 @@ func parseArgs(args []string, errOut io.Writer) (config, error) {
 		args = args[1:]
 	}
 
-	fail := func(format string, a ...any) (config, error) {
-		err := fmt.Errorf(format, a...)
+	if err := cfg.complete(stdio, positional); err != nil {
 		fmt.Fprintf(errOut, "mcplive-watch: %v\n", err)
 		fmt.Fprintf(errOut, "Run mcplive-watch -h for the usage.\n")
 		return cfg, err
 	}
+	return cfg, nil
+}
+
+// complete checks the flags and fills in the endpoint or the command, and
+// the URIs, from stdio and the positional arguments.
+func (cfg *config) complete(stdio string, positional []string) error {
 	if stdio != "" {
 		cfg.command = strings.Fields(stdio)
 		if len(cfg.command) == 0 {
-			return fail("-stdio: no command in %q", stdio)
+			return fmt.Errorf("-stdio: no command in %q", stdio)
 		}
 	} else {
 		if len(positional) == 0 {
-			return fail("no URL: give the server's Streamable HTTP endpoint (or -stdio and a command), then the URIs to watch")
+			return errors.New("no URL: give the server's Streamable HTTP endpoint (or -stdio and a command), then the URIs to watch")
 		}
 		endpoint, err := checkEndpoint(positional[0])
 		if err != nil {
-			return fail("%v", err)
+			return err
 		}
 		cfg.endpoint, positional = endpoint, positional[1:]
 	}
 	if len(positional) == 0 {
-		return fail("no URI to watch: give at least one, such as app://customers_show/1")
+		return errors.New("no URI to watch: give at least one, such as app://customers_show/1")
 	}
 	seen := make(map[string]bool, len(positional))
 	for _, uri := range positional {
 		if err := checkURI(uri); err != nil {
-			return fail("%v", err)
+			return err
 		}
 		if seen[uri] {
-			return fail("the URI %s is given twice", uri)
+			return fmt.Errorf("the URI %s is given twice", uri)
 		}
 		seen[uri] = true
 	}
 	cfg.uris = positional
 	switch {
 	case cfg.protocol != protocolAuto && cfg.protocol != protocolListen && cfg.protocol != protocolLegacy:
-		return fail("-protocol %q: want %s, %s or %s", cfg.protocol, protocolAuto, protocolListen, protocolLegacy)
+		return fmt.Errorf("-protocol %q: want %s, %s or %s", cfg.protocol, protocolAuto, protocolListen, protocolLegacy)
 	case cfg.read && cfg.diff:
-		return fail("-read and -diff: choose one")
+		return errors.New("-read and -diff: choose one")
 	case cfg.count < 0:
-		return fail("-count %d: want 0 (no limit) or more", cfg.count)
+		return fmt.Errorf("-count %d: want 0 (no limit) or more", cfg.count)
 	case cfg.timeout <= 0:
-		return fail("-timeout %v: want a positive duration, such as 30s", cfg.timeout)
+		return fmt.Errorf("-timeout %v: want a positive duration, such as 30s", cfg.timeout)
 	}
-	return cfg, nil
+	return nil
 }
 
 // checkEndpoint returns s if it is an http or https URL with a host.

@@ -102,6 +102,12 @@ func watch(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		close(readerDone)
 	}
 
+	return w.follow(ctx, cn, listenEnded, readerDone)
+}
+
+// follow waits for the watch to end: Ctrl-C, enough notifications, the
+// server gone or its listen ended; it follows the GET stream meanwhile.
+func (w *watcher) follow(ctx context.Context, cn *conn, listenEnded <-chan error, readerDone <-chan struct{}) error {
 	var streamChanged <-chan struct{}
 	if cn.stream != nil {
 		streamChanged = cn.stream.changed
