@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,6 +28,12 @@ import (
 // requireGuideEnv, set to 1 (as CI does), makes TestStartGuide fail rather
 // than skip when 127.0.0.1:8080, the port of the guide's program, is taken.
 const requireGuideEnv = "MCPLIVE_REQUIRE_GUIDE"
+
+// freshCachesEnv, set to 1 (as CI does), makes TestStartGuide walk the
+// guide as on a machine that never ran Go: empty module and build caches
+// in the fresh home, every module downloaded and compiled as a new user's
+// first run does. Otherwise it shares this machine's caches, to be quick.
+const freshCachesEnv = "MCPLIVE_GUIDE_FRESH_CACHES"
 
 // guideStepTimeout bounds each step of the guide the test runs: a go
 // command, the server saying it serves, the watch saying it watches and
@@ -250,6 +257,19 @@ func freshGoEnv(t *testing.T, home string) []string {
 		}
 	}
 	env = append(env, "HOME="+home)
+	if os.Getenv(freshCachesEnv) == "1" {
+		gopath := filepath.Join(home, "go")
+		settings["GOPATH"], settings["GOMODCACHE"] = gopath, filepath.Join(gopath, "pkg", "mod")
+		settings["GOCACHE"] = filepath.Join(home, ".cache", "go-build")
+		t.Cleanup(func() {
+			// The module cache is read-only: go removes it.
+			clean := exec.Command("go", "clean", "-modcache")
+			clean.Env = append(slices.Clone(env), "GOPATH="+gopath, "GOMODCACHE="+settings["GOMODCACHE"])
+			if out, err := clean.CombinedOutput(); err != nil {
+				t.Errorf("go clean -modcache: %v\n%s", err, out)
+			}
+		})
+	}
 	for _, k := range keys {
 		if settings[k] != "" {
 			env = append(env, k+"="+settings[k])

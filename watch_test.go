@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/mcplive/adapter"
+	"github.com/mcplive/adapter/adaptertest"
+	"github.com/mcplive/adapter/middleware"
 )
 
 // legacyFollower is an adapter with one live command, follow
@@ -95,4 +99,101 @@ func TestLegacySubscribeWithAnUndecodableMetaObject(t *testing.T) {
 			t.Errorf("_meta %s: %s with %d subscriptions, want subscribed", meta, got, a.LiveStats().Subscriptions)
 		}
 	}
+}
+
+type ptrArgs struct {
+	K string `json:"k"`
+}
+
+// A re-run whose read set changes: a change to a key it newly reads,
+// reported while it runs, must cause one more run (docs/watching.md: "Every
+// change reported with Changed is followed by a run that sees it").
+func TestLiveChangeToANewlyReadKeyDuringARerun(t *testing.T) {
+	var mu sync.Mutex
+	data := map[string]string{"ptr": "a", "a": "1", "b": "1"}
+	get := func(k string) string { mu.Lock(); defer mu.Unlock(); return data[k] }
+	set := func(k, v string) { mu.Lock(); defer mu.Unlock(); data[k] = v }
+
+	var block sync.Mutex
+	gate := make(chan struct{}) // closed to let a blocked run finish
+	reached := make(chan struct{}, 1)
+	armed := false
+
+	a := adapter.Wrap(server.NewMCPServer("t", "1"))
+	adapter.Live(a, "follow", "", func(ctx context.Context, args ptrArgs) (string, error) {
+		adapter.Reads(ctx, "ptr")
+		target := get("ptr")
+		adapter.Reads(ctx, target)
+		v := get(target)
+		block.Lock()
+		wait := armed
+		armed = false
+		block.Unlock()
+		if wait {
+			reached <- struct{}{}
+			<-gate
+		}
+		return v, nil
+	})
+	c := adaptertest.New(t, a)
+	sub, err := c.Listen("app://follow/x")
+	if err != nil || len(sub.Acknowledged) != 1 {
+		t.Fatalf("listen: %v %+v", err, sub)
+	}
+
+	// Point at b (same value): the re-run now reads {ptr, b} and returns "1".
+	block.Lock()
+	armed = true
+	block.Unlock()
+	set("ptr", "b")
+	a.Changed("ptr")
+	<-reached // the re-run has read b == "1" and is about to return
+	set("b", "2")
+	a.Changed("b") // the query is still filed under {a, ptr}
+	close(gate)
+	c.WaitIdle()
+
+	got := sub.Take()
+	if len(got) == 0 {
+		text, _ := c.Read("app://follow/x")
+		t.Fatalf("no notification, though the subscription's result is now %s (it was \"1\"); stats %+v", text, a.LiveStats())
+	}
+
+}
+
+// Notifications wait for the round of re-runs they belong to, but not for
+// a re-run that takes long: a subscriber hears its change while another
+// query of the same change still runs.
+func TestHeldNotificationsDoNotWaitForASlowRun(t *testing.T) {
+	st := newBatchStore(1)
+	release := make(chan struct{})
+	a := adapter.Wrap(server.NewMCPServer("t", "1"))
+	adapter.Live(a, "items_show", "One item.", st.show)
+	adapter.Live(a, "slow", "Waits.", func(ctx context.Context, _ struct{}) (string, error) {
+		adapter.Reads(ctx, "items")
+		if middleware.OriginFrom(ctx) == middleware.Live {
+			<-release
+		}
+		return "same", nil
+	})
+	c := adaptertest.New(t, a)
+	sub, err := c.Listen("app://items_show/1", "app://slow")
+	if err != nil || len(sub.Acknowledged) != 2 {
+		t.Fatalf("listen: %v %+v", err, sub)
+	}
+	st.set(1, "v2")
+	a.Changed("items")
+	deadline := time.After(10 * time.Second)
+	for len(sub.Received()) == 0 {
+		select {
+		case <-deadline:
+			t.Fatalf("no notification while a slow re-run of the same change runs: %+v", a.LiveStats())
+		case <-time.After(time.Millisecond):
+		}
+	}
+	if got := sub.Received(); len(got) != 1 || got[0] != "app://items_show/1" {
+		t.Errorf("heard %q", got)
+	}
+	close(release)
+	c.WaitIdle()
 }
