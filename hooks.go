@@ -66,12 +66,30 @@ func (a *Adapter) ownResource(uri string) *command {
 }
 
 // readCacheHints sets the cache hints of a 2026-07-28 read of a live
-// command whose answer a grant or a scope may shape: cacheScope private,
-// whatever the server's default, so that no shared cache hands one caller's
-// answer to another.
+// command. A command with hints of its own (WithCacheTTL, WithPublicCache)
+// says its TTL, and public only when it asks to and no grant or scope
+// applies. Another whose answer a grant or a scope may shape says private
+// with ttlMs 0, whatever the server's default, so that no shared cache
+// hands one caller's answer to another. Any other keeps the server's
+// default, which mcp-go fills in after this hook.
 func (a *Adapter) readCacheHints(ctx context.Context, _ any, req *mcp.ReadResourceRequest, res *mcp.ReadResourceResult) {
-	if res == nil || a.cfg.grant == nil && a.cfg.scope == nil || !server.IsModernRequest(ctx) || readStateFrom(*req) == nil {
+	if res == nil || !server.IsModernRequest(ctx) {
 		return
 	}
-	res.SetCacheHints(0, mcp.CacheScopePrivate)
+	st := readStateFrom(*req)
+	if st == nil {
+		return
+	}
+	shaped := a.cfg.grant != nil || a.cfg.scope != nil
+	c := st.cmd
+	switch {
+	case c.cache:
+		scope := mcp.CacheScopePrivate
+		if c.publicCache && !shaped {
+			scope = mcp.CacheScopePublic
+		}
+		res.SetCacheHints(c.cacheTTL.Milliseconds(), scope)
+	case shaped:
+		res.SetCacheHints(0, mcp.CacheScopePrivate)
+	}
 }
