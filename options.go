@@ -314,9 +314,10 @@ func WithTitle(title string) CommandOption {
 
 // WithoutStructuredOutput makes the tool answer with JSON text only. By
 // default a tool whose result type R is a struct publishes R's schema as
-// its outputSchema, and every tool whose result is a JSON object answers
-// with that object as structuredContent too, beside the text. Clients that
-// choke on either can be served without both.
+// its outputSchema, every tool whose result is a JSON object answers
+// with that object as structuredContent too, beside the text, and a live
+// command with a template adds a resource_link to the URI of its
+// arguments. Clients that choke on any of them can be served without all.
 func WithoutStructuredOutput() CommandOption {
 	return func(c *commandConfig) { c.noStructured = true }
 }
