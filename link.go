@@ -50,7 +50,10 @@ func (a *Adapter) resultLink(ctx context.Context, c *command, raw json.RawMessag
 }
 
 // linkURI is the canonical expanded URI of the call's arguments raw (see
-// above), and false when there is none.
+// above), and false when there is none. Arguments that are canonical as
+// the call spelled them, the common case, cost one decoding and one
+// conversion; others are decoded twice more, to be sure of what the URI
+// reads.
 func (c *command) linkURI(raw json.RawMessage) (uri string, ok bool) {
 	t := c.tmpl
 	values, ok := t.valuesOf(raw)
@@ -58,11 +61,17 @@ func (c *command) linkURI(raw json.RawMessage) (uri string, ok bool) {
 		return "", false
 	}
 	canon, verr := t.convert(values)
-	if verr != nil || !c.sameArguments(raw, canon) {
+	if verr != nil {
 		return "", false
 	}
-	if values, ok = t.valuesOf(canon); !ok {
-		return "", false
+	respelled := !bytes.Equal(raw, canon)
+	if respelled {
+		if !c.sameArguments(raw, canon) {
+			return "", false
+		}
+		if values, ok = t.valuesOf(canon); !ok {
+			return "", false
+		}
 	}
 	if uri, ok = t.expand(values); !ok {
 		return "", false
@@ -72,8 +81,10 @@ func (c *command) linkURI(raw json.RawMessage) (uri string, ok bool) {
 	if err != nil || !maps.Equal(back, values) {
 		return "", false
 	}
-	if again, verr := t.convert(back); verr != nil || !bytes.Equal(again, canon) {
-		return "", false
+	if respelled {
+		if again, verr := t.convert(back); verr != nil || !bytes.Equal(again, canon) {
+			return "", false
+		}
 	}
 	return uri, true
 }
