@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"reflect"
 	"runtime/debug"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -47,6 +48,16 @@ type command struct {
 
 	reads      []string
 	completers map[string]Completer
+
+	// cache: its reads' cache hints are its own (WithCacheTTL,
+	// WithPublicCache), ttlMs cacheTTL, public when publicCache and no
+	// grant or scope applies (hooks.go).
+	cache       bool
+	cacheTTL    time.Duration
+	publicCache bool
+	// notifyEvery paces its subscriptions' notifications
+	// (WithNotifyInterval, pace.go); 0 for no pacing.
+	notifyEvery time.Duration
 
 	// call runs the user's function; handler runs it through the
 	// middleware chain.
@@ -127,6 +138,11 @@ func newCommand[A, R any](scheme, name, description string, live bool, opts []Co
 	default:
 		c.tmpl, c.reason, c.detail = deriveTemplate(scheme, name, schema, argsType)
 	}
+	if err := cc.check(name, c.tmpl, c.reason, c.detail); err != nil {
+		return nil, err
+	}
+	c.cache, c.cacheTTL, c.publicCache = cc.hasTTL || cc.publicCache, cc.cacheTTL, cc.publicCache
+	c.notifyEvery = cc.notifyEvery
 	for v := range cc.completers {
 		if c.tmpl == nil || c.tmpl.variable(v) == nil {
 			return nil, fmt.Errorf("command %q: completer for %q, which is not a variable of its template", name, v)

@@ -343,6 +343,128 @@ func ExampleReads_watching() {
 	// notifications sent: 1
 }
 
+// Pacing: the first change to a watched page is announced at once; the
+// next, which comes within the interval, once the interval has passed.
+func ExampleWithNotifyInterval() {
+	type IndexArgs struct {
+		Search string `json:"search,omitempty"`
+	}
+	var mu sync.Mutex
+	names := []string{"Ada Lovelace", "Alan Turing"}
+	index := func(ctx context.Context, args IndexArgs) ([]string, error) {
+		adapter.Reads(ctx, "customers")
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(names), nil
+	}
+	srv := server.NewMCPServer("shop", "1.0.0")
+	a := adapter.Wrap(srv)
+	adapter.Live(a, "customers_index", "A page of customers.", index,
+		adapter.WithNotifyInterval(time.Second))
+
+	ctx := context.Background()
+	c, _ := client.NewInProcessClient(srv)
+	defer c.Close()
+	heard := make(chan time.Time, 10)
+	acknowledged := make(chan struct{}, 1)
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		switch n.Method {
+		case mcp.MethodNotificationResourceUpdated:
+			heard <- time.Now()
+		case mcp.MethodNotificationSubscriptionsAcknowledged:
+			acknowledged <- struct{}{}
+		}
+	})
+	_ = c.Start(ctx)
+	_, _ = c.Initialize(ctx, mcp.InitializeRequest{})
+	stop, _ := c.ListenAsync(ctx, mcp.SubscriptionFilter{ResourceSubscriptions: []string{"app://customers_index"}}, nil)
+	defer stop()
+	<-acknowledged
+
+	rename := func(i int, name string) {
+		mu.Lock()
+		names[i] = name
+		mu.Unlock()
+		a.Changed("customers")
+	}
+	rename(0, "Ada King")
+	first := <-heard
+	fmt.Println("the first change: heard at once")
+	rename(1, "Alan M. Turing") // within the second: delayed, not dropped
+	second := <-heard
+	fmt.Println("the second: heard when the second had passed:", second.Sub(first) > time.Second/2)
+	// Output:
+	// the first change: heard at once
+	// the second: heard when the second had passed: true
+}
+
+// Cache hints: on 2026-07-28 a read of countries_list says that any client,
+// or a cache shared between users, may keep it for an hour.
+func ExampleWithCacheTTL() {
+	type noArgs struct{}
+	listCountries := func(context.Context, noArgs) ([]string, error) {
+		return []string{"France", "Japan"}, nil
+	}
+	srv := server.NewMCPServer("atlas", "1.0.0")
+	a := adapter.Wrap(srv)
+	adapter.Live(a, "countries_list", "Every country.", listCountries,
+		adapter.WithCacheTTL(time.Hour), adapter.WithPublicCache())
+
+	ctx := context.Background()
+	c, _ := client.NewInProcessClient(srv)
+	defer c.Close()
+	_ = c.Start(ctx)
+	_, _ = c.Initialize(ctx, mcp.InitializeRequest{})
+	req := mcp.ReadResourceRequest{}
+	req.Params.URI = "app://countries_list"
+	res, err := c.ReadResource(ctx, req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ttl, _ := res.TTL()
+	fmt.Println("ttlMs:", ttl, "cacheScope:", res.CacheScope)
+	// Output: ttlMs: 3600000 cacheScope: public
+}
+
+// A tools/call of a live command links, after its JSON text, the URI that
+// reads and watches the same result.
+func ExampleLive_resourceLink() {
+	type showArgs struct {
+		ID int64 `json:"id"`
+	}
+	type customer struct {
+		ID   int64  `json:"id"`
+		Name string `json:"name"`
+	}
+	srv := server.NewMCPServer("shop", "1.0.0")
+	a := adapter.Wrap(srv)
+	adapter.Live(a, "customers_show", "One customer.", func(_ context.Context, args showArgs) (customer, error) {
+		return customer{ID: args.ID, Name: "Ada Lovelace"}, nil
+	})
+
+	ctx := context.Background()
+	c, _ := client.NewInProcessClient(srv)
+	defer c.Close()
+	_ = c.Start(ctx)
+	_, _ = c.Initialize(ctx, mcp.InitializeRequest{})
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "customers_show"
+	req.Params.Arguments = map[string]any{"id": 12}
+	res, _ := c.CallTool(ctx, req)
+	for _, content := range res.Content {
+		switch content := content.(type) {
+		case mcp.TextContent:
+			fmt.Println("text:", content.Text)
+		case mcp.ResourceLink:
+			fmt.Println("resource_link:", content.URI)
+		}
+	}
+	// Output:
+	// text: {"id":12,"name":"Ada Lovelace"}
+	// resource_link: app://customers_show/12
+}
+
 // TestWatchingGuideSnippets keeps docs/watching.md honest: every Go
 // fragment in it appears, line for line, in this file. (Whole programs, which
 // start with package, are built by TestDocsProgramsBuild.)

@@ -317,3 +317,84 @@ func unhex(c byte) byte {
 func (t *uriTemplate) fail(uri, format string, args ...any) error {
 	return &uriError{uri: uri, reason: fmt.Sprintf(format, args...)}
 }
+
+// expand is parse's inverse: the expanded URI of values, the decoded
+// string of each variable by name, as RFC 6570 expands {var} and {?var}:
+// every byte but the unreserved ones (letters, digits, "-", ".", "_",
+// "~") percent-encoded in uppercase hexadecimal, "/", "%", "&", "=", "+",
+// space and UTF-8 included, so that any value survives parse unchanged.
+// Path values come in template order; the optional values that values
+// holds follow in the query, in the template's (name) order. So equal
+// values give one URI, and parse gives values back.
+//
+// ok is false for values no URI of the template spells, which parse would
+// refuse or read otherwise: a path variable missing or empty, a name that
+// is no variable of the template, a value that is not valid UTF-8 (uri is
+// "" then), or a URI longer than maxURILength (uri is that URI, which
+// parse refuses).
+func (t *uriTemplate) expand(values map[string]string) (uri string, ok bool) {
+	var b strings.Builder
+	size := len(t.scheme) + 3 + len(t.command)
+	for _, v := range values {
+		size += 3*len(v) + 2
+	}
+	for i := range t.query {
+		size += len(t.query[i].name)
+	}
+	b.Grow(size)
+	b.WriteString(t.scheme)
+	b.WriteString("://")
+	b.WriteString(t.command)
+	known := 0
+	for i := range t.path {
+		v, ok := values[t.path[i].name]
+		if !ok || v == "" || !utf8.ValidString(v) {
+			return "", false
+		}
+		known++
+		b.WriteByte('/')
+		writeEscaped(&b, v)
+	}
+	sep := byte('?')
+	for i := range t.query {
+		v, ok := values[t.query[i].name]
+		if !ok {
+			continue
+		}
+		if !utf8.ValidString(v) {
+			return "", false
+		}
+		known++
+		b.WriteByte(sep)
+		sep = '&'
+		b.WriteString(t.query[i].name)
+		b.WriteByte('=')
+		writeEscaped(&b, v)
+	}
+	if known != len(values) {
+		return "", false
+	}
+	return b.String(), b.Len() <= maxURILength
+}
+
+// writeEscaped writes s with every byte but the unreserved ones
+// percent-encoded in uppercase hexadecimal.
+func writeEscaped(b *strings.Builder, s string) {
+	const hexDigits = "0123456789ABCDEF"
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if isUnreserved(c) {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hexDigits[c>>4])
+		b.WriteByte(hexDigits[c&0xF])
+	}
+}
+
+// isUnreserved reports whether c is an RFC 3986 unreserved character, which
+// a URI carries as is.
+func isUnreserved(c byte) bool {
+	return isAlpha(c) || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
+}

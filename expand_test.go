@@ -272,13 +272,26 @@ func TestExpand(t *testing.T) {
 			"app://customers_index?page=2&search=ada%20lovelace&sort=name"},
 		{tplCustomersIndex(), map[string]string{"search": "a/b%c&d=e+f?g#h~i-j.k_l é"},
 			"app://customers_index?search=a%2Fb%25c%26d%3De%2Bf%3Fg%23h~i-j.k_l%20%C3%A9"},
-		{tplOrdersBetween(), map[string]string{"from": "a/b", "to": "2024", "status": "paid", "bogus": "x"},
+		{tplOrdersBetween(), map[string]string{"from": "a/b", "to": "2024", "status": "paid"},
 			"app://orders_between/a%2Fb/2024?status=paid"},
+		{tplOrdersBetween(), map[string]string{"from": "2024", "to": "2025", "status": ""},
+			"app://orders_between/2024/2025?status="},
+		// What no URI of the template spells: no URI.
+		{tplOrdersBetween(), map[string]string{"from": "a", "to": "b", "bogus": "x"}, ""},
+		{tplOrdersBetween(), map[string]string{"from": "a"}, ""},
+		{tplOrdersBetween(), map[string]string{"from": "", "to": "b"}, ""},
+		{tplOrdersBetween(), map[string]string{"from": "\xff", "to": "b"}, ""},
+		{tplOrdersBetween(), map[string]string{"from": "a", "to": "b", "status": "\xc3"}, ""},
 	}
 	for _, c := range cases {
-		if got := c.tpl.expand(c.args); got != c.want {
-			t.Errorf("expand(%q) = %q; want %q", c.args, got, c.want)
+		got, ok := c.tpl.expand(c.args)
+		if ok != (c.want != "") || ok && got != c.want {
+			t.Errorf("expand(%q) = %q, %v; want %q", c.args, got, ok, c.want)
 		}
+	}
+	long := strings.Repeat("é", maxURILength/6)
+	if uri, ok := tplCustomersShow().expand(map[string]string{"id": long}); ok || len(uri) <= maxURILength {
+		t.Errorf("expand of a value that encodes past %d bytes: %d bytes, %v; want it refused", maxURILength, len(uri), ok)
 	}
 }
 
@@ -297,69 +310,6 @@ func BenchmarkParseConvert(b *testing.B) {
 			b.Fatal(verr)
 		}
 	}
-}
-
-// expand is parse's inverse: it builds the URI holding args, as RFC 6570
-// expands {var} and {?var}. Every byte but the unreserved ones (letters,
-// digits, "-", ".", "_", "~") is percent-encoded, "/", "%", "&", "=", "+",
-// space and UTF-8 included, so any value survives parse unchanged. Path
-// values come in template order; optional values present in args follow in
-// the query, in the template's (name) order. args must hold every required
-// variable, non-empty, for parse to accept the result; keys that name no
-// variable are ignored.
-func (t *uriTemplate) expand(args map[string]string) string {
-	var b strings.Builder
-	size := len(t.scheme) + 3 + len(t.command)
-	for _, v := range args {
-		size += 3*len(v) + 2
-	}
-	for i := range t.query {
-		size += len(t.query[i].name)
-	}
-	b.Grow(size)
-	b.WriteString(t.scheme)
-	b.WriteString("://")
-	b.WriteString(t.command)
-	for i := range t.path {
-		b.WriteByte('/')
-		writeEscaped(&b, args[t.path[i].name])
-	}
-	sep := byte('?')
-	for i := range t.query {
-		v, ok := args[t.query[i].name]
-		if !ok {
-			continue
-		}
-		b.WriteByte(sep)
-		sep = '&'
-		b.WriteString(t.query[i].name)
-		b.WriteByte('=')
-		writeEscaped(&b, v)
-	}
-	return b.String()
-}
-
-// writeEscaped writes s with every byte but the unreserved ones
-// percent-encoded in upper-case hexadecimal.
-func writeEscaped(b *strings.Builder, s string) {
-	const hexDigits = "0123456789ABCDEF"
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if isUnreserved(c) {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteByte('%')
-		b.WriteByte(hexDigits[c>>4])
-		b.WriteByte(hexDigits[c&0xF])
-	}
-}
-
-// isUnreserved reports whether c is an RFC 3986 unreserved character, which
-// a URI carries as is.
-func isUnreserved(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
-		c == '-' || c == '.' || c == '_' || c == '~'
 }
 
 // FuzzParseConvert feeds arbitrary URIs to parse and convert of a query
@@ -435,15 +385,18 @@ func checkParseConvert(t *testing.T, tpl *uriTemplate, uri string) {
 	assertCanonical(t, out)
 
 	canonical := canonicalValues(t, out)
-	again := tpl.expand(canonical)
+	again, ok := tpl.expand(canonical)
 	values2, err := tpl.parse(again)
 	if len(again) > maxURILength {
 		// Percent-encoding can make the canonical URI longer than one
 		// that spelled its values raw; then it must be refused.
-		if err == nil {
-			t.Fatalf("parse accepted the %d-byte %q", len(again), again)
+		if err == nil || ok {
+			t.Fatalf("parse accepted the %d-byte %q, or expand did (%v)", len(again), again, ok)
 		}
 		return
+	}
+	if !ok {
+		t.Fatalf("expand refused %q, the canonical values of %q", canonical, uri)
 	}
 	if err != nil {
 		t.Fatalf("parse of re-expanded %q (from %q): %v", again, uri, err)
@@ -539,7 +492,10 @@ func checkExpandParseConvert(t *testing.T, c *draw.Choices) {
 		group[v.name] = typed
 	}
 
-	uri := tpl.expand(texts)
+	uri, ok := tpl.expand(texts)
+	if !ok {
+		t.Fatalf("expand refused %q", texts)
+	}
 	values, err := tpl.parse(uri)
 	if err != nil {
 		t.Fatalf("parse(%q) of %s: %v", uri, tpl.raw, err)
@@ -557,6 +513,24 @@ func checkExpandParseConvert(t *testing.T, c *draw.Choices) {
 	}
 	if string(got) != string(wantJSON) {
 		t.Fatalf("convert(%q) of %s = %s; want %s", values, tpl.raw, got, wantJSON)
+	}
+
+	// The canonical arguments spell a URI again (a tools/call's link),
+	// which reads back exactly those arguments.
+	spelled, ok := tpl.valuesOf(got)
+	if !ok {
+		t.Fatalf("valuesOf(%s) of %s refused", got, tpl.raw)
+	}
+	link, ok := tpl.expand(spelled)
+	if !ok {
+		t.Fatalf("expand(%q) of %s refused", spelled, tpl.raw)
+	}
+	back, err := tpl.parse(link)
+	if err != nil || !maps.Equal(back, spelled) {
+		t.Fatalf("parse(%q) = %q, %v; expanded from %q", link, back, err, spelled)
+	}
+	if again, verr := tpl.convert(back); verr != nil || string(again) != string(got) {
+		t.Fatalf("convert(parse(%q)) = %s, %v; want %s", link, again, verr, got)
 	}
 }
 
@@ -703,7 +677,10 @@ func checkStringsRoundTrip(t *testing.T, from, to, status string) {
 	tpl := tplOrdersBetween()
 	tpl.query[0] = variable{name: "status", kind: kindString}
 	args := map[string]string{"from": from, "to": to, "status": status}
-	uri := tpl.expand(args)
+	uri, ok := tpl.expand(args)
+	if !ok {
+		t.Fatalf("expand refused %q", args)
+	}
 	got, err := tpl.parse(uri)
 	if err != nil {
 		t.Fatalf("parse(%q): %v", uri, err)
@@ -711,7 +688,7 @@ func checkStringsRoundTrip(t *testing.T, from, to, status string) {
 	if !maps.Equal(got, args) {
 		t.Fatalf("parse(expand(%q)) = %q", args, got)
 	}
-	if again := tpl.expand(got); again != uri {
+	if again, _ := tpl.expand(got); again != uri {
 		t.Fatalf("expand is not stable: %q then %q", uri, again)
 	}
 }

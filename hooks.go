@@ -66,9 +66,13 @@ func (a *Adapter) ownResource(uri string) *command {
 }
 
 // readResultMeta completes the result of a read of a live command: its
-// version (MetaVersion) in _meta, and on 2026-07-28, where the answer a
-// grant or a scope may shape, cacheScope private whatever the server's
-// default, so that no shared cache hands one caller's answer to another.
+// version (MetaVersion) in _meta, and on 2026-07-28 its cache hints. A
+// command with hints of its own (WithCacheTTL, WithPublicCache) says its
+// TTL, and public only when it asks to and no grant or scope applies.
+// Another whose answer a grant or a scope may shape says private with
+// ttlMs 0, whatever the server's default, so that no shared cache hands one
+// caller's answer to another. Any other keeps the server's default, which
+// mcp-go fills in after this hook.
 func (a *Adapter) readResultMeta(ctx context.Context, _ any, req *mcp.ReadResourceRequest, res *mcp.ReadResourceResult) {
 	st := readStateFrom(*req)
 	if res == nil || st == nil {
@@ -83,7 +87,19 @@ func (a *Adapter) readResultMeta(ctx context.Context, _ any, req *mcp.ReadResour
 		}
 		res.Meta.AdditionalFields[MetaVersion] = st.version
 	}
-	if (a.cfg.grant != nil || a.cfg.scope != nil) && server.IsModernRequest(ctx) {
+	if !server.IsModernRequest(ctx) {
+		return
+	}
+	shaped := a.cfg.grant != nil || a.cfg.scope != nil
+	c := st.cmd
+	switch {
+	case c.cache:
+		scope := mcp.CacheScopePrivate
+		if c.publicCache && !shaped {
+			scope = mcp.CacheScopePublic
+		}
+		res.SetCacheHints(c.cacheTTL.Milliseconds(), scope)
+	case shaped:
 		res.SetCacheHints(0, mcp.CacheScopePrivate)
 	}
 }

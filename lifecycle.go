@@ -14,8 +14,9 @@ import (
 // not acknowledge the URIs of live commands, resources/subscribe answers
 // -32600), Changed does nothing, and no queued re-run starts. Then Close
 //
-//  1. lets the re-runs under way finish and delivers what they found to
-//     the clients that take it, until ctx ends (a client that does not
+//  1. lets the re-runs under way finish and delivers what they found,
+//     and the notifications WithNotifyInterval delayed, to the clients
+//     that take it, until ctx ends (a client that does not
 //     read its notifications holds up nothing: through HTTPHandler, a
 //     write into a legacy GET stream that its client does not take within
 //     a second fails from now on); at ctx's end it cancels
@@ -62,6 +63,8 @@ func (a *Adapter) Close(ctx context.Context) error {
 		return r.waitGone(ctx)
 	}
 	defer close(r.closeDone)
+	// Nothing is delayed from now on: what was goes out with the rest.
+	r.releaseDelayed()
 	if r.pub != nil {
 		r.pub.close()
 	}
@@ -139,7 +142,7 @@ func (r *liveRegistry) endAll() []*stream {
 // waitGone waits until no goroutine of the registry is left.
 func (r *liveRegistry) waitGone(ctx context.Context) error {
 	err := r.waitFor(ctx, func() bool {
-		return r.workers == 0 && r.deliverers.Load() == 0 && (r.pub == nil || !r.pub.busy())
+		return r.workers == 0 && r.deliverers.Load() == 0 && r.pacer.fires == 0 && (r.pub == nil || !r.pub.busy())
 	})
 	if err != nil {
 		return fmt.Errorf("adapter: Close: live work still under way: %w", err)

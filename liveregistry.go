@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -73,6 +74,9 @@ type liveRegistry struct {
 	subscribers // who holds subscriptions (subscribe.go)
 	runner      // the run queue and its workers (rerun.go)
 	delivery    // getting notifications out (conn.go)
+
+	// pacer holds the notifications waiting for their interval (pace.go).
+	pacer pacer
 
 	// pub publishes local changes to the change feed; nil without one.
 	pub *publisher
@@ -146,6 +150,9 @@ type query struct {
 	// seq orders the queries by when they were made: the re-runs of one
 	// change run oldest first (changed).
 	seq uint64
+	// pace is its pacing (WithNotifyInterval, pace.go); nil for a command
+	// without, and until its result first changes.
+	pace *queryPace
 }
 
 func newQuery(key queryKey, args any, raw json.RawMessage, out runResult) *query {
@@ -183,6 +190,7 @@ func newLiveRegistry(a *Adapter) *liveRegistry {
 			streamConns:        make(map[string]*conn),
 			streamWriteTimeout: streamWriteTimeout,
 		},
+		pacer: pacer{epoch: time.Now()},
 	}
 }
 
@@ -373,8 +381,9 @@ func (r *liveRegistry) digestResult(c *command, res any, inSlot bool) (d digest.
 
 // applyLocked makes out, a run's outcome, the state of q: it refiles q
 // under its new read set and, when the result differs, queues a
-// notification for each of its subscriptions and reports true (the caller
-// notes when, in q.lastChange: one clock read per job).
+// notification for each of its subscriptions (or, for a paced command,
+// leaves them to the pacer: pace.go) and reports true (the caller notes
+// when, in q.lastChange: one clock read per job).
 func (r *liveRegistry) applyLocked(q *query, out runResult) (changed bool) {
 	if !slices.Equal(q.reads, out.reads) {
 		r.index.remove(q, q.reads)
@@ -385,6 +394,9 @@ func (r *liveRegistry) applyLocked(q *query, out runResult) (changed bool) {
 		return false
 	}
 	q.digest = out.digest
+	if q.key.cmd.notifyEvery > 0 && r.delayLocked(q) {
+		return true
+	}
 	for _, s := range q.subs {
 		r.enqueueLocked(s)
 	}
@@ -397,6 +409,7 @@ func (r *liveRegistry) dropQueryLocked(q *query) {
 	q.dropped = true
 	delete(r.queries, q.key)
 	r.index.remove(q, q.reads)
+	r.undelayLocked(q)
 	if rc := q.run; rc != nil {
 		// A batch runs on for the queries it still has.
 		if rc.members--; rc.members == 0 {
@@ -622,8 +635,9 @@ func (r *liveRegistry) waitFor(ctx context.Context, done func() bool) error {
 }
 
 // WaitIdle blocks until the adapter has no live work left: no re-run
-// running or queued and no notification waiting in any connection's
-// outbox. It returns ctx's error if ctx ends first.
+// running or queued, no notification waiting in any connection's outbox,
+// and none delayed by WithNotifyInterval. It returns ctx's error if ctx
+// ends first.
 //
 // It is meant for tests, and for an orderly shutdown: after a write and its
 // Changed call, WaitIdle returns once every affected query has re-run and
@@ -646,7 +660,8 @@ func (a *Adapter) WaitIdle(ctx context.Context) error {
 // streams while it has none open (conn.go): those are looked at one
 // by one, and there are as many as legacy HTTP sessions subscribe.
 func (r *liveRegistry) idleLocked() bool {
-	if r.workers != 0 || r.deliverers.Load() != 0 || r.runq.n != 0 || len(r.held.conns) != 0 || r.pub != nil && r.pub.busy() {
+	if r.workers != 0 || r.deliverers.Load() != 0 || r.runq.n != 0 || len(r.held.conns) != 0 || len(r.pacer.due) != 0 ||
+		r.pub != nil && r.pub.busy() {
 		return false
 	}
 	for _, c := range r.streamConns {

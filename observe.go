@@ -95,7 +95,8 @@ const (
 	// read and no phases.
 	OpCall
 	// OpRerun is a re-run of a live query after a change. Its outcome is
-	// changed or unchanged (its subscribers were or were not notified),
+	// changed or unchanged (its subscribers were or were not notified;
+	// with WithNotifyInterval, changed may notify later),
 	// internal (it failed for a reason of the server's; a failure is a
 	// result like any other, so changed and unchanged are also given with
 	// a non-nil error), late (it outlived WithRerunTimeout), or dropped
@@ -106,7 +107,9 @@ const (
 	OpRerun
 	// OpNotify is the queueing of a notification for each subscription of
 	// a query whose re-run found a new result; Op.Count says how many. Its
-	// context is the re-run's, and its outcome ok.
+	// context is the re-run's, and its outcome ok. Notifications that
+	// WithNotifyInterval delayed are told when they go out, with a context
+	// of their own (no re-run queued them then).
 	OpNotify
 )
 
@@ -375,6 +378,7 @@ type rerunObservation struct {
 	// How the re-run went, noted under the registry's lock (recordLocked)
 	// and told without it (report).
 	err      error
+	changed  bool // a result changed
 	notified int
 	at       int64 // when it queued the notifications, in Unix nanoseconds
 	late     bool
@@ -451,9 +455,9 @@ func sameContext(a, b context.Context) bool {
 }
 
 // recordLocked notes how the re-run went for q, once it was applied (or
-// not: late, or q dropped) and queued notified notifications. A batch's
-// observation is settled once per query.
-func (ro *rerunObservation) recordLocked(q *query, out runResult, late bool, notified int) {
+// not: late, or q dropped): whether its result changed, and that it queued
+// notified notifications. A batch's observation is settled once per query.
+func (ro *rerunObservation) recordLocked(q *query, out runResult, late, changed bool, notified int) {
 	if ro.o == nil {
 		return
 	}
@@ -465,6 +469,7 @@ func (ro *rerunObservation) recordLocked(q *query, out runResult, late bool, not
 	}
 	ro.late = ro.late || late
 	ro.applied = ro.applied || !q.dropped
+	ro.changed = ro.changed || changed
 	if notified > 0 {
 		ro.notified += notified
 		ro.at = q.lastChange
@@ -482,7 +487,7 @@ func (ro *rerunObservation) report() {
 		_, n := ro.obs.Observe(ro.ctx, Op{Kind: OpNotify, Command: ro.cmd, Count: ro.notified, Start: time.Unix(0, ro.at)})
 		n.End(OutcomeOK, nil)
 	}
-	outcome := rerunOutcome(ro.err, ro.notified > 0)
+	outcome := rerunOutcome(ro.err, ro.changed)
 	switch {
 	case ro.late:
 		outcome = OutcomeLate

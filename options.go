@@ -295,6 +295,14 @@ type commandConfig struct {
 	title        string
 	noStructured bool
 	batch        batchDecl
+	// cacheTTL is WithCacheTTL's, hasTTL that it was given; publicCache
+	// is WithPublicCache.
+	cacheTTL    time.Duration
+	hasTTL      bool
+	publicCache bool
+	// notifyEvery is WithNotifyInterval's; 0 for no pacing.
+	notifyEvery time.Duration
+	hasInterval bool
 }
 
 // WithTitle gives the command a title: a short name for people, which
@@ -306,9 +314,10 @@ func WithTitle(title string) CommandOption {
 
 // WithoutStructuredOutput makes the tool answer with JSON text only. By
 // default a tool whose result type R is a struct publishes R's schema as
-// its outputSchema, and every tool whose result is a JSON object answers
-// with that object as structuredContent too, beside the text. Clients that
-// choke on either can be served without both.
+// its outputSchema, every tool whose result is a JSON object answers
+// with that object as structuredContent too, beside the text, and a live
+// command with a template adds a resource_link to the URI of its
+// arguments. Clients that choke on any of them can be served without all.
 func WithoutStructuredOutput() CommandOption {
 	return func(c *commandConfig) { c.noStructured = true }
 }
@@ -325,4 +334,101 @@ func NeedsConfirmation() CommandOption {
 // its arguments can declare it here once.
 func WithReads(keys ...string) CommandOption {
 	return func(c *commandConfig) { c.reads = append(c.reads, keys...) }
+}
+
+// WithCacheTTL says how long an agent may keep a read of the command's
+// URIs (its expanded URIs and its plain resource) before it reads again:
+// on protocol 2026-07-28, where every read carries cache hints, such a
+// read says ttlMs = d. Give the time within which a stale answer does no
+// harm; a subscription still hears of every change as it happens (or as
+// WithNotifyInterval paces it), so an agent that watches a URI can keep
+// its read until told otherwise.
+//
+// The read's cacheScope is private, so that only the caller's own client
+// reuses it, unless the command says WithPublicCache and the adapter has
+// neither a grant (WithGrant) nor a scope (WithScope): either can make
+// two callers' answers differ, and a shared cache would hand one
+// caller's answer to another. Reads of a command with neither option take
+// the server's default (server.WithCacheHints; mcp-go's own is private,
+// ttlMs 0), but for cacheScope private with ttlMs 0 where a grant or a
+// scope applies. Reads on earlier protocol versions carry no hints.
+//
+// d must be 0 or more, in whole milliseconds, since ttlMs counts them.
+// Live panics on a d that is not, and on WithCacheTTL given to a command
+// that has no URI template (Command, NeedsConfirmation, arguments a
+// template cannot hold: Inspect says why), which nothing reads.
+func WithCacheTTL(d time.Duration) CommandOption {
+	return func(c *commandConfig) { c.cacheTTL, c.hasTTL = d, true }
+}
+
+// WithPublicCache marks the command's answers as the same for every
+// caller: on protocol 2026-07-28 its reads say cacheScope public, so that
+// any client, and a cache shared between users, may reuse them (for
+// WithCacheTTL's time; without it ttlMs is 0: reuse after asking again).
+// It has no effect when the adapter has a grant (WithGrant) or a scope
+// (WithScope): reads then say private, since either can make the answers
+// of two callers differ. Live panics on WithPublicCache given to a command
+// without a URI template.
+func WithPublicCache() CommandOption {
+	return func(c *commandConfig) { c.publicCache = true }
+}
+
+// WithNotifyInterval paces the command's notifications: each
+// subscription of it hears at most one notifications/resources/updated per
+// d. A change that comes sooner after the last notification is not
+// dropped but delayed: the notification goes out when d has passed since
+// the last, however many changes came meanwhile, so the last change is
+// always announced, at most d late. Changes are re-run as ever (a burst
+// still costs at most one more run of each query, in a batch with
+// WithBatch, in its own scope with WithScope); only the notification
+// waits. Subscriptions that share a query (the same arguments, in the same
+// scope) are paced together.
+//
+// Pace a command whose data changes faster than an agent needs to hear of
+// it: every notification can cost the agent a read and the tokens of its
+// answer, and a ticker written fifty times a second would otherwise ask
+// for fifty reads a second. docs/watching.md has the figures.
+//
+// The interval is counted from when a notification is queued for its
+// session; delivery itself may add the few milliseconds a burst is held
+// for its round of re-runs. WaitIdle counts a delayed notification as
+// work, and Close sends those still delayed at once. While nothing is
+// delayed, pacing costs nothing: no timer runs.
+//
+// d of 0 paces nothing. Live panics on a negative d, and on
+// WithNotifyInterval given to a command without a URI template, which
+// nothing can watch.
+func WithNotifyInterval(d time.Duration) CommandOption {
+	return func(c *commandConfig) { c.notifyEvery, c.hasInterval = d, true }
+}
+
+// check checks WithCacheTTL, WithPublicCache and WithNotifyInterval of
+// the command named name; tmpl is its template, nil
+// with the reason there is none (detail names the argument).
+func (cc *commandConfig) check(name string, tmpl *uriTemplate, reason Reason, detail string) error {
+	if cc.hasTTL && (cc.cacheTTL < 0 || cc.cacheTTL%time.Millisecond != 0) {
+		return fmt.Errorf("command %q: WithCacheTTL(%v): want a duration of 0 or more in whole milliseconds (ttlMs counts them)", name, cc.cacheTTL)
+	}
+	if cc.hasInterval && cc.notifyEvery < 0 {
+		return fmt.Errorf("command %q: WithNotifyInterval(%v): want a duration of 0 (no pacing) or more", name, cc.notifyEvery)
+	}
+	if tmpl != nil {
+		return nil
+	}
+	var opt string
+	switch {
+	case cc.hasTTL:
+		opt = "WithCacheTTL"
+	case cc.publicCache:
+		opt = "WithPublicCache"
+	case cc.hasInterval:
+		opt = "WithNotifyInterval"
+	default:
+		return nil
+	}
+	why := reason.Description()
+	if detail != "" {
+		why += " (" + detail + ")"
+	}
+	return fmt.Errorf("command %q: %s on a command without a URI template, which nothing reads or watches: %s", name, opt, why)
 }

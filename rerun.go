@@ -342,9 +342,9 @@ func (r *liveRegistry) finishLocked(j *job) {
 		if !j.fallback {
 			q.reruns++
 		}
-		notified := 0
+		notified, changed := 0, false
 		if q.dropped {
-			j.recordLocked(i, q, notified)
+			j.recordLocked(i, q, changed, notified)
 			continue
 		}
 		switch {
@@ -377,14 +377,17 @@ func (r *liveRegistry) finishLocked(j *job) {
 			if r.changes != j.before && (!slices.Equal(j.prev[i], out.reads) || !slices.Equal(q.reads, out.reads)) {
 				q.dirty = true
 			}
-			if r.applyLocked(q, out) {
+			if changed = r.applyLocked(q, out); changed {
 				if now == 0 {
 					now = time.Now().UnixNano()
 				}
-				q.lastChange, notified = now, len(q.subs)
+				q.lastChange = now
+				if !q.delayed() {
+					notified = len(q.subs)
+				}
 			}
 		}
-		j.recordLocked(i, q, notified)
+		j.recordLocked(i, q, changed, notified)
 		if q.dirty && !r.closed {
 			q.dirty = false
 			r.queueLocked(q)
@@ -407,8 +410,10 @@ func (r *liveRegistry) finishLocked(j *job) {
 }
 
 // recordLocked notes in the observation of query i's run (the batch's,
-// for a batch) how it went, with an Observer.
-func (j *job) recordLocked(i int, q *query, notified int) {
+// for a batch) how it went, with an Observer: whether its result changed,
+// and how many notifications it queued (none when they wait for their
+// interval: pace.go tells of those when they go out).
+func (j *job) recordLocked(i int, q *query, changed bool, notified int) {
 	if len(j.obs) == 0 {
 		return
 	}
@@ -420,7 +425,7 @@ func (j *job) recordLocked(i int, q *query, notified int) {
 	if j.fallback {
 		out.err = ErrBatchFailed
 	}
-	j.obs[k].recordLocked(q, out, j.late[i], notified)
+	j.obs[k].recordLocked(q, out, j.late[i], changed, notified)
 }
 
 // ErrBatchFailed is the error an Observer is told of a batched re-run

@@ -25,6 +25,9 @@ type LiveStats struct {
 	// It never exceeds Subscriptions: a notification already pending for a
 	// URI is not queued twice.
 	Pending int
+	// Delayed counts the subscriptions whose notification waits for its
+	// interval (WithNotifyInterval) to pass. Pending does not count them.
+	Delayed int
 	// Delivering counts the sessions whose delivery goroutine is running,
 	// each holding the notifications it took from its outbox at once on
 	// their way to mcp-go: at most one per subscription of the session.
@@ -75,6 +78,7 @@ func (r *liveRegistry) statsLocked() LiveStats {
 		Queries:       len(r.queries),
 		Sessions:      len(r.conns),
 		Pending:       pending,
+		Delayed:       r.delayedSubsLocked(),
 		Delivering:    int(r.deliverers.Load()),
 		Running:       r.runq.n + r.inflight,
 		Reruns:        r.reruns,

@@ -55,6 +55,9 @@ func (a *Adapter) callTool(ctx context.Context, c *command, req mcp.CallToolRequ
 		// pointer result stays in the text content only.
 		out.StructuredContent = json.RawMessage(b)
 	}
+	if link, ok := a.resultLink(ctx, c, raw); ok {
+		out.Content = append(out.Content, link) // where to read or watch it (link.go)
+	}
 	return out, nil
 }
 

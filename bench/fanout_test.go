@@ -200,9 +200,12 @@ type fanCmd struct {
 	direct func(ctx context.Context, k int) error
 }
 
-func realisticCmd(a *adapter.Adapter, queries int) fanCmd {
+func realisticCmd(a *adapter.Adapter, queries int) fanCmd { return realisticWith(a, queries) }
+
+// realisticWith declares the realistic command with opts.
+func realisticWith(a *adapter.Adapter, queries int, opts ...adapter.CommandOption) fanCmd {
 	st := newOrderStore(queries)
-	adapter.Live(a, "orders_of", "The open and paid orders of one customer, newest first.", st.ordersOf)
+	adapter.Live(a, "orders_of", "The open and paid orders of one customer, newest first.", st.ordersOf, opts...)
 	return fanCmd{
 		change: "orders",
 		write:  st.touchAll,
@@ -216,6 +219,12 @@ func realisticCmd(a *adapter.Adapter, queries int) fanCmd {
 			return err
 		},
 	}
+}
+
+// pacedCmd is realisticCmd paced to one notification a second
+// (WithNotifyInterval).
+func pacedCmd(a *adapter.Adapter, queries int) fanCmd {
+	return realisticWith(a, queries, adapter.WithNotifyInterval(time.Second))
 }
 
 func trivialCmd(a *adapter.Adapter, _ int) fanCmd {

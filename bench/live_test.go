@@ -257,7 +257,26 @@ const idleWindow = 2 * time.Second
 // getrusage) while it holds them: what subscriptions cost while nothing
 // changes. Each op is a window of 2 seconds.
 func BenchmarkIdle(b *testing.B) {
-	f := newFanout(b, realisticCmd)
+	benchIdle(b, newFanout(b, realisticCmd))
+}
+
+// BenchmarkIdlePaced is BenchmarkIdle with the command paced
+// (WithNotifyInterval, 1 s), after two changes: the first notified at once,
+// the second delayed for every query and sent at the end of the interval.
+// Once those are out nothing is delayed, and pacing costs nothing.
+func BenchmarkIdlePaced(b *testing.B) {
+	f := newFanout(b, pacedCmd)
+	for range 2 {
+		f.cmd.write()
+		f.change(b, fanSubs) // WaitIdle waits for the delayed ones too
+	}
+	if st := f.a.LiveStats(); st.Delayed != 0 {
+		b.Fatalf("after the changes: %+v", st)
+	}
+	benchIdle(b, f)
+}
+
+func benchIdle(b *testing.B, f *fanout) {
 	settle()
 	before := f.a.LiveStats()
 	b.ResetTimer()

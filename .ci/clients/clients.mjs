@@ -317,6 +317,20 @@ check('read customers_show/{id}', async () => {
   expect(cust.name === 'Ada Lovelace' && cust.id === adaID, `got ${show(cust)}`);
 });
 
+// A tools/call of a live command links, beside its JSON text, the URI that
+// reads and watches its result; the SDK's result schema must take it.
+check('tools/call customers_show links app://customers_show/{id}', async () => {
+  expect(adaID !== undefined, 'no id for Ada Lovelace (the search read failed)');
+  const res = await c.callTool('customers_show', { id: adaID });
+  expect(!res.isError, `customers_show failed: ${show(res.content)}`);
+  const want = `app://customers_show/${adaID}`;
+  const links = (res.content ?? []).filter((x) => x.type === 'resource_link');
+  expect(links.length === 1 && links[0].uri === want, `resource_link contents ${show(links)}, want one to ${want}`);
+  expect(res.content[0]?.type === 'text', `first content ${show(res.content[0])}, want the JSON text`);
+  const cust = await readJSON(c, links[0].uri);
+  expect(cust.id === adaID && cust.name === 'Ada Lovelace', `read of the link: ${show(cust)}`);
+});
+
 check('read orders_between/{from}/{to}?status=paid', async () => {
   const uri = 'app://orders_between/2023-01-01/2025-12-31?status=paid';
   const res = await readJSON(c, uri);

@@ -126,6 +126,17 @@ func sessionWorks(t *testing.T, ctx context.Context, w *watcher, want string) {
 	if res.IsError {
 		t.Fatalf("step 5: tools/call customers_show: tool error %s", contentText(res.Content))
 	}
+	// Beside the result, a resource_link to the URI that reads and watches
+	// it, which go-sdk decodes as one.
+	var linked []string
+	for _, content := range res.Content {
+		if l, ok := content.(*mcp.ResourceLink); ok {
+			linked = append(linked, l.URI)
+		}
+	}
+	if len(linked) != 1 || linked[0] != watchedURI {
+		t.Errorf("step 5: tools/call customers_show linked %q, want [%s]", linked, watchedURI)
+	}
 	structured, err := json.Marshal(res.StructuredContent)
 	if err != nil {
 		t.Fatalf("step 5: tools/call customers_show: structured content: %v", err)
