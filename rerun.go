@@ -367,25 +367,7 @@ func (r *liveRegistry) finishLocked(j *job) {
 				q.dirty = true
 			}
 		default:
-			q.solo = false
-			out := j.outs[i]
-			// q is filed under the keys its previous run read (j.prev,
-			// or what a shared subscription's first run refiled it under
-			// meanwhile) until applyLocked refiles it. A change during
-			// this run to a key only this run read found nothing to mark
-			// dirty: run once more to be sure it is seen.
-			if r.changes != j.before && (!slices.Equal(j.prev[i], out.reads) || !slices.Equal(q.reads, out.reads)) {
-				q.dirty = true
-			}
-			if changed = r.applyLocked(q, out); changed {
-				if now == 0 {
-					now = time.Now().UnixNano()
-				}
-				q.lastChange = now
-				if !q.delayed() {
-					notified = len(q.subs)
-				}
-			}
+			changed, notified = r.applyRunLocked(j, i, q, &now)
 		}
 		j.recordLocked(i, q, changed, notified)
 		if q.dirty && !r.closed {
@@ -399,7 +381,39 @@ func (r *liveRegistry) finishLocked(j *job) {
 	if !r.rerunningLocked() {
 		r.flushHeldLocked()
 	}
-	clear(j.calls[:min(len(j.qs), maxChunk)]) // keep no dropped query's arguments
+	j.reset()
+}
+
+// applyRunLocked applies what run i of j learned to q, and reports whether
+// its result changed and how many subscriptions it notified now; *now is
+// when, read once for the job.
+func (r *liveRegistry) applyRunLocked(j *job, i int, q *query, now *int64) (changed bool, notified int) {
+	q.solo = false
+	out := j.outs[i]
+	// q is filed under the keys its previous run read (j.prev, or what a
+	// shared subscription's first run refiled it under meanwhile) until
+	// applyLocked refiles it. A change during this run to a key only this
+	// run read found nothing to mark dirty: run once more to be sure it is
+	// seen.
+	if r.changes != j.before && (!slices.Equal(j.prev[i], out.reads) || !slices.Equal(q.reads, out.reads)) {
+		q.dirty = true
+	}
+	if changed = r.applyLocked(q, out); changed {
+		if *now == 0 {
+			*now = time.Now().UnixNano()
+		}
+		q.lastChange = *now
+		if !q.delayed() {
+			notified = len(q.subs)
+		}
+	}
+	return changed, notified
+}
+
+// reset empties the job for its next chunk, keeping its arrays and
+// nothing they held: no dropped query's arguments, results or contexts.
+func (j *job) reset() {
+	clear(j.calls[:min(len(j.qs), maxChunk)])
 	clear(j.qs)
 	clear(j.rcs)
 	clear(j.prev)
