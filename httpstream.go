@@ -137,8 +137,28 @@ func (gs *getStream) WriteHeader(code int) {
 	}
 	gs.mu.Unlock()
 	if opened {
-		gs.onOpen(gs)
+		gs.onOpen(gs) // which aborts a stream opened after Close
+		gs.mu.Lock()
+		if !gs.closed {
+			gs.primeLocked()
+		}
+		gs.mu.Unlock()
 	}
+}
+
+// primeLocked begins the stream with an event that has an id and no data,
+// as the transport advises: clients keep the id, dispatch nothing, and can
+// resume from it a stream that breaks before its first notification. The
+// event is stored, empty, so that the store knows the id. gs.mu is held.
+func (gs *getStream) primeLocked() {
+	if gs.store == nil {
+		return
+	}
+	id, err := gs.store.StoreEvent(context.Background(), gs.sessionID, getEvents, nil)
+	if err != nil {
+		return // the stream goes on, as one that cannot be resumed yet
+	}
+	_ = gs.writeEventLocked(id, nil)
 }
 
 // keepStreamAlive writes an SSE comment, which clients ignore, into a
@@ -251,7 +271,10 @@ func (gs *getStream) writeEventLocked(id string, msg []byte) error {
 		ev = append(ev, id...)
 		ev = append(ev, '\n')
 	}
-	ev = append(ev, "event: message\ndata: "...)
+	if len(msg) > 0 {
+		ev = append(ev, "event: message\n"...)
+	}
+	ev = append(ev, "data: "...)
 	ev = append(ev, msg...)
 	ev = append(ev, "\n\n"...)
 	err := gs.bounded(func() error {
@@ -681,7 +704,9 @@ func (gs *getStream) replayLocked() {
 	}
 	var events []replayed
 	_, err := gs.store.ReplayEventsAfter(context.Background(), gs.sessionID, gs.after, func(id string, msg json.RawMessage) error {
-		events = append(events, replayed{id, msg})
+		if len(msg) > 0 { // not a stream's priming event
+			events = append(events, replayed{id, msg})
+		}
 		return nil
 	})
 	if err != nil {

@@ -448,3 +448,45 @@ func TestNamedVersionsAfterTheAcknowledgement(t *testing.T) {
 		t.Errorf("the listen stream began with %q; want the acknowledgement, then the URI that changed", methods)
 	}
 }
+
+// prime reads the event a GET stream begins with, an id and no data, and
+// returns its id.
+func (s *sseStream) prime(t *testing.T) string {
+	t.Helper()
+	_ = s.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var id string
+	for {
+		line, err := s.r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the stream: %v", err)
+		}
+		switch line = strings.TrimRight(line, "\r\n"); {
+		case strings.HasPrefix(line, "id: "):
+			id = strings.TrimPrefix(line, "id: ")
+		case line == "" && id != "":
+			return id
+		case strings.HasPrefix(line, "data: ") && line != "data: ":
+			t.Fatalf("the stream began with data %q, want the priming event", line)
+		}
+	}
+}
+
+// A GET stream begins with an event that has an id and no data, so that a
+// stream that breaks before its first notification resumes too: the
+// notification written into it, unread, comes again on the next.
+func TestGetStreamResumesBeforeItsFirstNotification(t *testing.T) {
+	a, st, url := resumeServer(t)
+	c := newSSEClient(t, url)
+	c.post(`"method":"resources/subscribe","params":{"uri":"app://items_show/1"}`)
+	first := c.open("")
+	primed := first.prime(t)
+	st.set(1, "one")
+	a.Changed("items/1")
+	waitIdle(t, a) // written into the stream, never read
+	first.reset()
+
+	second := c.open(primed)
+	if id, uri := second.event(t, false); id == "" || uri != "app://items_show/1" {
+		t.Fatalf("resumed after the priming event %s: id %q, uri %q; want the lost items_show/1", primed, id, uri)
+	}
+}
