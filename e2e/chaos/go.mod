@@ -1,0 +1,24 @@
+module github.com/mcplive/adapter/e2e/chaos
+
+go 1.26.0
+
+require (
+	github.com/mcplive/adapter/e2e/internal/exampleproc v0.0.0-00010101000000-000000000000
+	github.com/modelcontextprotocol/go-sdk v1.8.0
+	go.uber.org/goleak v1.3.0
+)
+
+require (
+	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	golang.org/x/oauth2 v0.37.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
+	golang.org/x/tools v0.52.0 // indirect
+)
+
+replace github.com/mcplive/adapter/e2e/internal/exampleproc => ../internal/exampleproc
