@@ -439,19 +439,28 @@ func (r *eventRewriter) gate(ev []byte) error {
 			if err := writeAll(r.out, ev); err != nil {
 				return err
 			}
-			for _, held := range r.updates {
-				if err := writeAll(r.out, held); err != nil {
-					return err
-				}
-			}
-			r.updates = nil
-			return nil
+			return r.release()
 		case bytes.Contains(data, updatedMarker) && len(r.updates) < maxHeldUpdates:
 			r.updates = append(r.updates, slices.Clone(ev))
 			return nil
 		}
 	}
 	return writeAll(r.out, ev)
+}
+
+// release writes the updates held for the acknowledgement, once it has
+// gone by.
+func (r *eventRewriter) release() error {
+	if r.awaitAck {
+		return nil
+	}
+	for _, held := range r.updates {
+		if err := writeAll(r.out, held); err != nil {
+			return err
+		}
+	}
+	r.updates = nil
+	return nil
 }
 
 // Write consumes p. It returns len(p) unless the underlying writer fails.
@@ -490,10 +499,14 @@ func (r *eventRewriter) segment(seg []byte, ends bool) error {
 	}
 
 	if r.spilling {
-		if blank {
-			r.spilling = false
+		if !blank {
+			return writeAll(r.out, seg)
 		}
-		return writeAll(r.out, seg)
+		r.spilling = false
+		if err := writeAll(r.out, seg); err != nil {
+			return err
+		}
+		return r.release()
 	}
 	r.event = append(r.event, seg...)
 	if blank {
@@ -502,7 +515,13 @@ func (r *eventRewriter) segment(seg []byte, ends bool) error {
 		return r.gate(rewriteEvent(r.box, ev))
 	}
 	if len(r.event) > maxRewrite {
-		discardEntry(r.box, eventData(r.event))
+		data := eventData(r.event)
+		discardEntry(r.box, data)
+		if r.awaitAck && bytes.Contains(data, ackMarker) {
+			// The acknowledgement (it lists every URI of the listen),
+			// too long to hold: what waits for it follows its end.
+			r.awaitAck = false
+		}
 		held := r.event
 		r.event, r.spilling = nil, true
 		return writeAll(r.out, held)

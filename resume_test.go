@@ -408,13 +408,43 @@ func TestNamedVersionsAfterTheAcknowledgement(t *testing.T) {
 	const uri = "app://items_show/1"
 	old := readVersion(t, reader, uri, true)
 	st.set(1, "changed while away")
+	methods := listenMethods(t, url, []string{uri}, map[string]string{uri: old}, 2)
+	if !slices.Equal(methods, []string{"notifications/subscriptions/acknowledged", "notifications/resources/updated"}) {
+		t.Errorf("the listen stream began with %q; want the acknowledgement, then the URI that changed", methods)
+	}
+}
+
+// An acknowledgement too long for the edge to hold (it lists every URI of
+// the listen) still releases what waited for it, right after its end.
+func TestNamedVersionsAfterALongAcknowledgement(t *testing.T) {
+	a, st, url := resumeServer(t)
+	reader := newFakeClient(t, a, "reader", 16)
+	const uri = "app://items_show/1"
+	old := readVersion(t, reader, uri, true)
+	st.set(1, "changed while away")
+	uris := []string{uri}
+	for i := 0; len(uris)*1000 < 2*maxRewrite; i++ {
+		// URIs of others, kept in the acknowledgement as they are.
+		uris = append(uris, fmt.Sprintf("other://long/%d/%s", i, strings.Repeat("x", 1000)))
+	}
+	methods := listenMethods(t, url, uris, map[string]string{uri: old}, 2)
+	if !slices.Equal(methods, []string{"notifications/subscriptions/acknowledged", "notifications/resources/updated"}) {
+		t.Errorf("the listen stream began with %q; want the long acknowledgement, then the URI that changed", methods)
+	}
+}
+
+// listenMethods sends a 2026-07-28 subscriptions/listen of uris through the
+// HTTP edge at url, naming the versions seen, and returns the methods of
+// the first n messages on its stream (within 10 s).
+func listenMethods(t *testing.T, url string, uris []string, seen map[string]string, n int) []string {
+	t.Helper()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen", "params": map[string]any{
-		"notifications": map[string]any{"resourceSubscriptions": []string{uri}},
+		"notifications": map[string]any{"resourceSubscriptions": uris},
 		"_meta": map[string]any{
 			mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
 			mcp.MetaKeyClientCapabilities: map[string]any{},
 			mcp.MetaKeyClientInfo:         map[string]any{"name": "fake", "version": "1"},
-			MetaVersions:                  map[string]string{uri: old},
+			MetaVersions:                  seen,
 		},
 	}})
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(string(body)))
@@ -431,7 +461,7 @@ func TestNamedVersionsAfterTheAcknowledgement(t *testing.T) {
 	defer res.Body.Close()
 	r := bufio.NewReader(res.Body)
 	var methods []string
-	for len(methods) < 2 {
+	for len(methods) < n {
 		line, err := r.ReadString('\n')
 		if err != nil {
 			t.Fatalf("listen stream: %v after %q", err, methods)
@@ -444,9 +474,7 @@ func TestNamedVersionsAfterTheAcknowledgement(t *testing.T) {
 			methods = append(methods, m.Method)
 		}
 	}
-	if !slices.Equal(methods, []string{"notifications/subscriptions/acknowledged", "notifications/resources/updated"}) {
-		t.Errorf("the listen stream began with %q; want the acknowledgement, then the URI that changed", methods)
-	}
+	return methods
 }
 
 // prime reads the event a GET stream begins with, an id and no data, and
