@@ -708,6 +708,22 @@ func (r *liveRegistry) catchUpLocked(c *conn) {
 	}
 }
 
+// subscribedURIs are the URIs whose resources/subscribe subscriptions the
+// session of sessionID, delivered to on GET streams, holds.
+func (r *liveRegistry) subscribedURIs(sessionID string) map[string]bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.streamConns[sessionID]
+	if c == nil || c.legacy == nil {
+		return nil
+	}
+	uris := make(map[string]bool, len(c.legacy.subs))
+	for uri := range c.legacy.subs {
+		uris[uri] = true
+	}
+	return uris
+}
+
 // eventStore is the store HTTPHandler keeps GET streams' events in when it
 // is given none, made on first use, and adds store to those whose events
 // of a session go when the session ends.

@@ -75,6 +75,9 @@ type getStream struct {
 	store   server.EventStore
 	after   string
 	catchUp bool
+	// subscribed gives the URIs a session holds subscriptions to now: a
+	// replay brings back the notifications of those alone.
+	subscribed func(sessionID string) map[string]bool
 	// keepAlive writes a comment into the stream when it has been quiet
 	// for keepAliveEvery (0: never), so that proxies keep it open.
 	keepAlive      *time.Timer
@@ -87,11 +90,12 @@ type getStreamConfig struct {
 	keepAliveEvery time.Duration
 	timeout        time.Duration
 	onOpen         func(*getStream)
+	subscribed     func(sessionID string) map[string]bool
 }
 
 func newGetStream(w http.ResponseWriter, f http.Flusher, sessionID string, cfg getStreamConfig) *getStream {
 	gs := &getStream{sessionID: sessionID, w: w, f: f, timeout: cfg.timeout, onOpen: cfg.onOpen,
-		store: cfg.store, keepAliveEvery: cfg.keepAliveEvery}
+		store: cfg.store, keepAliveEvery: cfg.keepAliveEvery, subscribed: cfg.subscribed}
 	gs.cond.L = &gs.mu
 	return gs
 }
@@ -119,6 +123,11 @@ func (gs *getStream) Unwrap() http.ResponseWriter { return gs.w }
 // the GET with an event stream: it asks proxies not to buffer it, writes
 // again what a resumed stream missed, and starts the keep-alives.
 func (gs *getStream) WriteHeader(code int) {
+	var live map[string]bool
+	if gs.after != "" && gs.subscribed != nil {
+		// Asked before gs.mu: the registry's lock is never taken under it.
+		live = gs.subscribed(gs.sessionID)
+	}
 	gs.mu.Lock()
 	mediaType, _, _ := mime.ParseMediaType(gs.w.Header().Get("Content-Type"))
 	opened := code == http.StatusOK && mediaType == "text/event-stream" && !gs.open && !gs.closed
@@ -129,7 +138,7 @@ func (gs *getStream) WriteHeader(code int) {
 	gs.w.WriteHeader(code)
 	if opened {
 		if gs.after != "" {
-			gs.replayLocked()
+			gs.replayLocked(live)
 		}
 		if gs.keepAliveEvery > 0 {
 			gs.keepAlive = time.AfterFunc(gs.keepAliveEvery, gs.keepStreamAlive)
@@ -343,6 +352,7 @@ func (a *Adapter) serveGet(w http.ResponseWriter, r *http.Request, next http.Han
 		keepAliveEvery: keepAlive,
 		timeout:        a.live.streamWriteTimeout,
 		onOpen:         a.live.attachStream,
+		subscribed:     a.live.subscribedURIs,
 	})
 	gs.after, gs.catchUp = after, catchUp
 	next.ServeHTTP(flushingGetStream{gs}, r)
@@ -696,8 +706,11 @@ func resumeFrom(r *http.Request, id string, store server.EventStore) (_ *http.Re
 }
 
 // replayLocked writes again, at the head of the stream, the adapter's
-// events after gs.after, the last event of each URI only. gs.mu is held.
-func (gs *getStream) replayLocked() {
+// events after gs.after, the last event of each URI only, and only of the
+// URIs in live, those the session still subscribes: an unsubscribe since
+// the event was written ended the subscription, and no notification of it
+// is handed over after that (conn.go). gs.mu is held.
+func (gs *getStream) replayLocked(live map[string]bool) {
 	type replayed struct {
 		id  string
 		msg json.RawMessage
@@ -730,7 +743,7 @@ func (gs *getStream) replayLocked() {
 			} `json:"params"`
 		}
 		_ = json.Unmarshal(ev.msg, &n)
-		if last[n.Params.URI] != i {
+		if last[n.Params.URI] != i || !live[n.Params.URI] {
 			continue
 		}
 		if gs.writeEventLocked(ev.id, ev.msg) != nil {

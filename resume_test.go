@@ -518,3 +518,27 @@ func TestGetStreamResumesBeforeItsFirstNotification(t *testing.T) {
 		t.Fatalf("resumed after the priming event %s: id %q, uri %q; want the lost items_show/1", primed, id, uri)
 	}
 }
+
+// A resumed stream does not bring back the notification of a subscription
+// that ended since it was written: the client unsubscribed, and hears
+// nothing more of that URI, as on a stream that never broke.
+func TestGetStreamResumeSkipsEndedSubscriptions(t *testing.T) {
+	a, st, url := resumeServer(t)
+	c := newSSEClient(t, url)
+	c.post(`"method":"resources/subscribe","params":{"uri":"app://items_show/1"}`)
+	c.post(`"method":"resources/subscribe","params":{"uri":"app://items_show/2"}`)
+	first := c.open("")
+	primed := first.prime(t)
+	st.set(1, "one")
+	a.Changed("items/1")
+	waitIdle(t, a) // written into the stream, never read
+	c.post(`"method":"resources/unsubscribe","params":{"uri":"app://items_show/1"}`)
+	first.reset()
+
+	second := c.open(primed)
+	st.set(2, "two")
+	a.Changed("items/2")
+	if _, uri := second.event(t, false); uri != "app://items_show/2" {
+		t.Fatalf("resumed after unsubscribing items_show/1: heard %q first; want items_show/2, the one still subscribed", uri)
+	}
+}
