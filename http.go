@@ -143,8 +143,10 @@ func (a *Adapter) servePost(w http.ResponseWriter, r *http.Request, next http.Ha
 	if f, ok := w.(http.Flusher); ok {
 		ew = &flushingHTTPEdge{e, f}
 	}
+	// Deferred, so that a handler that panics (http.ErrAbortHandler) leaves
+	// no keep-alive writing into the response net/http takes back.
+	defer e.finish()
 	next.ServeHTTP(ew, r)
-	e.finish()
 }
 
 // httpState is what an httpEdge does with the bytes of its response.

@@ -355,9 +355,12 @@ func (a *Adapter) serveGet(w http.ResponseWriter, r *http.Request, next http.Han
 		subscribed:     a.live.subscribedURIs,
 	})
 	gs.after, gs.catchUp = after, catchUp
+	// Deferred, so that a handler that panics (http.ErrAbortHandler) leaves
+	// no keep-alive, and no stream the registry delivers to, writing into
+	// the response net/http takes back.
+	defer a.live.detachStream(gs)
+	defer gs.finish()
 	next.ServeHTTP(flushingGetStream{gs}, r)
-	gs.finish()
-	a.live.detachStream(gs)
 }
 
 // marshalNotification encodes n as the data of an event.

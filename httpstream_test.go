@@ -472,3 +472,82 @@ func TestHTTPEdgeBoundsWritesAroundTheHandler(t *testing.T) {
 		t.Errorf("103 Early Hints written with deadline %v; want one in force", info.inHeader)
 	}
 }
+
+// lateWriter is a response writer that says when it is written to after
+// its handler returned (ended), as a keep-alive timer left running would.
+type lateWriter struct {
+	header http.Header
+	mu     sync.Mutex
+	ended  bool
+	late   chan struct{}
+}
+
+func newLateWriter() *lateWriter {
+	return &lateWriter{header: http.Header{}, late: make(chan struct{})}
+}
+
+func (w *lateWriter) Header() http.Header { return w.header }
+func (w *lateWriter) WriteHeader(int)     { w.used() }
+func (w *lateWriter) Flush()              { w.used() }
+func (w *lateWriter) Write(p []byte) (int, error) {
+	w.used()
+	return len(p), nil
+}
+
+func (w *lateWriter) used() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ended {
+		select {
+		case <-w.late:
+		default:
+			close(w.late)
+		}
+	}
+}
+
+func (w *lateWriter) end() {
+	w.mu.Lock()
+	w.ended = true
+	w.mu.Unlock()
+}
+
+// A handler that panics once its response is an event stream (as one that
+// aborts with http.ErrAbortHandler does) leaves nothing of the stream
+// behind: no keep-alive writes into the response net/http has taken back,
+// and no GET stream the registry would deliver to.
+func TestPanickingHandlerLeavesNoStreamBehind(t *testing.T) {
+	const every = 2 * time.Millisecond
+	a := Wrap(server.NewMCPServer("t", "1"))
+	h := a.HTTPHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte("event: message\ndata: {}\n\n"))
+		panic(http.ErrAbortHandler)
+	}), WithKeepAlive(every))
+	for _, method := range []string{http.MethodGet, http.MethodPost} {
+		t.Run(method, func(t *testing.T) {
+			w := newLateWriter()
+			body := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+			req := httptest.NewRequest(method, "/mcp", strings.NewReader(body))
+			req.Header.Set(server.HeaderKeySessionID, "s-"+method)
+			func() {
+				defer func() {
+					if p := recover(); p != http.ErrAbortHandler {
+						t.Errorf("the handler's panic: %v, want it passed on", p)
+					}
+				}()
+				h.ServeHTTP(w, req)
+			}()
+			w.end()
+			if method == http.MethodGet && a.live.gets.newest("s-GET") != nil {
+				t.Error("the GET stream of a handler that panicked is still open to the registry")
+			}
+			select {
+			case <-w.late:
+				t.Error("written to after the handler returned")
+			case <-time.After(50 * every):
+			}
+		})
+	}
+}
