@@ -183,10 +183,11 @@ func (r *liveRegistry) rerunBatch(j *job) {
 	}
 	var res any
 	var err error
-	refused := !r.grantedRerun(j.qs[0], rc)
+	granted := r.grantedBatch(j, rc)
+	refused, mixed := granted == 0, granted > 0 && granted < n
 	if refused {
 		err = errRerunNotGranted
-	} else {
+	} else if !mixed {
 		res, err = c.batchHandler(ctx, call)
 	}
 	rc.rec.close()
@@ -199,6 +200,12 @@ func (r *liveRegistry) rerunBatch(j *job) {
 			j.late[i] = true
 		}
 		r.logLate(j, 0)
+		return
+	}
+	if mixed {
+		// The grant allows some of the queries and not the others: each
+		// re-runs alone, with its own values, asked for its own grant.
+		j.fallback = true
 		return
 	}
 	errs, whole := batchOutcome(c, res, err, n)
@@ -228,6 +235,23 @@ func (r *liveRegistry) rerunBatch(j *job) {
 			r.logRerunError(q, j.outs[i].err)
 		}
 	}
+}
+
+// grantedBatch counts the queries of the batch j whose re-run the grant
+// allows (grantedRerun), each asked with the values of the request that
+// made it: queries of one scope may have been made by requests the grant
+// tells apart. rc, the batch's context, carries the first's.
+func (r *liveRegistry) grantedBatch(j *job, rc *runContext) (n int) {
+	for i, q := range j.qs {
+		var values context.Context = rc
+		if i > 0 {
+			values = r.valuesOf(q)
+		}
+		if q.values == nil || r.a.granted(values, q.key.cmd.name) {
+			n++
+		}
+	}
+	return n
 }
 
 // batchOutcome sorts what a call of c's batch form for n argument sets

@@ -404,3 +404,61 @@ func TestScopeBatchesKeepToOneTenant(t *testing.T) {
 		}
 	}
 }
+
+// In a batch, the grant is asked for each query with the values of the
+// request that made it, as for a query re-run alone: two clients of one
+// tenant whose grants differ (the grant tells sessions apart, the scope
+// only tenants) each get their own answer, whichever query comes first in
+// the batch. The one whose grant was withdrawn runs no more; the other
+// hears every change.
+func TestScopeBatchAsksEachQuerysGrant(t *testing.T) {
+	st := newTenantStore()
+	var revoked sync.Map // session IDs
+	var ranFor sync.Map  // item IDs run after the revocation, by either form
+	var after atomic.Bool
+	a := Wrap(server.NewMCPServer("scope-test", "1"), WithScope(tenantScope), WithGrant(func(ctx context.Context, _ string) bool {
+		_, no := revoked.Load(server.ClientSessionFromContext(ctx).SessionID())
+		return !no
+	}))
+	show := func(ctx context.Context, args itemArgs) (item, error) {
+		Reads(ctx, "items")
+		if after.Load() {
+			ranFor.Store(args.ID, true)
+		}
+		tenant, _ := tenantOf(ctx)
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		return item{ID: args.ID, Name: st.items[tenant][args.ID]}, nil
+	}
+	Live(a, "tenant_show", "One item.", show, WithBatch(func(ctx context.Context, args []itemArgs) ([]item, error) {
+		out := make([]item, len(args))
+		for i, x := range args {
+			out[i], _ = show(ctx, x)
+		}
+		return out, nil
+	}))
+	st.set("a", 1, "apple")
+	st.set("a", 2, "apricot")
+	// a-2's query is made first, and leads the batch.
+	revokedClient, granted := newFakeClient(t, a, "a-2", 16), newFakeClient(t, a, "a-1", 16)
+	if revokedClient.subscribe("app://tenant_show/2") != nil || granted.subscribe("app://tenant_show/1") != nil {
+		t.Fatal("subscribe refused")
+	}
+	revoked.Store("a-2", true)
+	after.Store(true)
+	for i := range 3 {
+		st.set("a", 1, fmt.Sprint("apple ", i))
+		st.set("a", 2, fmt.Sprint("apricot ", i))
+		a.Changed("items")
+		waitIdle(t, a)
+		if got := granted.take(); !slices.Equal(got, []string{"app://tenant_show/1"}) {
+			t.Errorf("write %d: the client still granted heard %q, want its URI", i, got)
+		}
+	}
+	if _, ran := ranFor.Load(2); ran {
+		t.Error("the command ran for the argument set of the session whose grant was withdrawn")
+	}
+	if got := revokedClient.take(); !slices.Equal(got, []string{"app://tenant_show/2"}) {
+		t.Errorf("the client whose grant was withdrawn heard %q, want its URI once", got)
+	}
+}
