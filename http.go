@@ -137,7 +137,8 @@ func (a *Adapter) servePost(w http.ResponseWriter, r *http.Request, next http.Ha
 	e.events.out = w
 	if lc != nil {
 		lc.edge = e
-		e.events.awaitAck = true
+		// One update per subscription the listen can hold.
+		e.events.awaitAck, e.events.maxHeld = true, a.cfg.subscriptionCap
 	}
 	var ew http.ResponseWriter = e
 	if f, ok := w.(http.Flusher); ok {
@@ -416,13 +417,16 @@ type eventRewriter struct {
 	// awaitAck: a subscriptions/listen stream whose acknowledgement has not
 	// gone by. Its resources/updated events (a URI whose version the client
 	// named changed) are held until the acknowledgement, which a client
-	// reads first, at most maxHeldUpdates of them.
+	// reads first: as many as the subscription cap (maxHeld), or
+	// maxHeldUpdates if it is higher.
 	awaitAck bool
 	updates  [][]byte
+	maxHeld  int
 }
 
 // maxHeldUpdates bounds the events a listen stream holds for its
-// acknowledgement: one per subscription of the default cap.
+// acknowledgement, unless the subscription cap is higher: one per
+// subscription of the default cap.
 const maxHeldUpdates = DefaultSubscriptionCap
 
 // Markers of the two events awaitAck tells apart.
@@ -442,7 +446,7 @@ func (r *eventRewriter) gate(ev []byte) error {
 				return err
 			}
 			return r.release()
-		case bytes.Contains(data, updatedMarker) && len(r.updates) < maxHeldUpdates:
+		case bytes.Contains(data, updatedMarker) && len(r.updates) < max(r.maxHeld, maxHeldUpdates):
 			r.updates = append(r.updates, slices.Clone(ev))
 			return nil
 		}

@@ -433,6 +433,32 @@ func TestNamedVersionsAfterALongAcknowledgement(t *testing.T) {
 	}
 }
 
+// Under a subscription cap above the default, a listen naming more stale
+// versions than the default cap still hears every one after the
+// acknowledgement.
+func TestNamedVersionsAfterTheAcknowledgementUnderARaisedCap(t *testing.T) {
+	const n = DefaultSubscriptionCap + 16
+	st := newItemStore(n)
+	a := newLiveServer(t, st, WithSubscriptionCap(2*n))
+	hs := httptest.NewServer(a.HTTPHandler(server.NewStreamableHTTPServer(a.Server())))
+	t.Cleanup(hs.Close)
+	t.Cleanup(hs.CloseClientConnections)
+	reader := newFakeClient(t, a, "reader", 16)
+	var uris []string
+	seen := map[string]string{}
+	for id := 1; id <= n; id++ {
+		uri := fmt.Sprintf("app://items_show/%d", id)
+		uris = append(uris, uri)
+		seen[uri] = readVersion(t, reader, uri, true)
+		st.set(id, "changed while away")
+	}
+	methods := listenMethods(t, hs.URL+"/mcp", uris, seen, n+1)
+	if methods[0] != "notifications/subscriptions/acknowledged" {
+		i := slices.Index(methods, "notifications/subscriptions/acknowledged")
+		t.Errorf("%d of %d URIs that changed were told before the acknowledgement; want none", i, n)
+	}
+}
+
 // listenMethods sends a 2026-07-28 subscriptions/listen of uris through the
 // HTTP edge at url, naming the versions seen, and returns the methods of
 // the first n messages on its stream (within 10 s).
