@@ -702,6 +702,9 @@ func (r *liveRegistry) catchUpLocked(c *conn) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, sb := range c.legacy.subs {
+		if c.legacy.versions {
+			c.setVersionLocked(sb.slot, sb.q.versionLocked())
+		}
 		if !c.pendingLocked(sb.slot) {
 			c.pushLocked(sb.slot)
 		}

@@ -606,6 +606,9 @@ func rewriteEvent(box *errorBox, ev []byte) []byte {
 func (e *httpEdge) finishListen(id json.RawMessage) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.handlerDone {
+		return // the writer is net/http's again
+	}
 	switch e.state {
 	case undecided:
 		e.w.Header().Set("Content-Type", "text/event-stream")

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -274,6 +275,9 @@ func (gs *getStream) writeEvent(msg []byte, logger *slog.Logger) error {
 // writeEventLocked writes msg as one event with id ("" for none), and
 // flushes it. gs.mu is held, between events.
 func (gs *getStream) writeEventLocked(id string, msg []byte) error {
+	if strings.ContainsAny(id, "\r\n") {
+		id = "" // a store's id that would end the line: the event goes without
+	}
 	ev := make([]byte, 0, len(msg)+len(id)+32)
 	if id != "" {
 		ev = append(ev, "id: "...)

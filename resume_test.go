@@ -568,3 +568,25 @@ func TestGetStreamResumeSkipsEndedSubscriptions(t *testing.T) {
 		t.Fatalf("resumed after unsubscribing items_show/1: heard %q first; want items_show/2, the one still subscribed", uri)
 	}
 }
+
+// newlineStore is an event store whose ids would end an SSE line.
+type newlineStore struct{ server.EventStore }
+
+func (newlineStore) StoreEvent(context.Context, string, string, json.RawMessage) (string, error) {
+	return "7\ndata: forged", nil
+}
+
+// An event id that would end its line (a store's, not the adapter's) is
+// left out rather than written: it could forge an event.
+func TestEventIDThatWouldEndItsLine(t *testing.T) {
+	rec := httptest.NewRecorder()
+	rec.Header().Set("Content-Type", "text/event-stream")
+	gs := newGetStream(rec, rec, "s", getStreamConfig{store: newlineStore{NewEventStore(0)}, timeout: time.Second, onOpen: func(*getStream) {}})
+	gs.WriteHeader(http.StatusOK)
+	if err := gs.writeEvent([]byte(`{"jsonrpc":"2.0"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if body := rec.Body.String(); strings.Contains(body, "forged") || strings.Contains(body, "id:") {
+		t.Errorf("the stream carries %q; want events without the store's id", body)
+	}
+}

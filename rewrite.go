@@ -218,6 +218,9 @@ func idKey(id any) string {
 	case mcp.RequestId:
 		return v.String()
 	case *mcp.RequestId:
+		if v == nil {
+			return "<nil>"
+		}
 		return v.String()
 	}
 	return mcp.NewRequestId(id).String()

@@ -673,7 +673,7 @@ func (a *Adapter) subscribeHook(ctx context.Context, id any, message any) error 
 	case string(mcp.MethodSubscriptionsListen):
 		// A listen whose scope cannot be decided is refused whole, rather
 		// than acknowledged with no subscription: the client learns why.
-		_, err = a.scopeOf(ctx, "")
+		_, err = a.scopeOf(ctx, string(mcp.MethodSubscriptionsListen))
 		return a.refuseSubscription(ctx, id, err)
 	case string(mcp.MethodResourcesSubscribe):
 		if m.Params.URI == "" {
