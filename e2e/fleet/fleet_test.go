@@ -32,7 +32,7 @@ const (
 	settleBound = 10 * time.Second
 	// keptUp is the p99 write-to-notification before the kill under which
 	// the machine kept up with the load, and backBound is judged.
-	keptUp = time.Second
+	keptUp = 500 * time.Millisecond
 	// runBudget bounds the run from connecting the first client to the
 	// final check; closing has bounds of its own.
 	runBudget = 3 * time.Minute
