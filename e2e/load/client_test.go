@@ -26,12 +26,13 @@ const callTimeout = 15 * time.Second
 
 // newHTTPTransport returns the HTTP transport every client of a run
 // shares: loopback only, no proxy, and enough idle connections kept that
-// a hundred sessions POSTing at once do not keep dialling.
-func newHTTPTransport() *http.Transport {
+// sessions POSTing at once do not keep dialling: 512, or one for each
+// re-read a run's sessions may have in flight.
+func newHTTPTransport(sc scale) *http.Transport {
 	return &http.Transport{
 		Proxy:               nil,
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-		MaxIdleConnsPerHost: 512,
+		MaxIdleConnsPerHost: max(512, sc.sessions()*rereaders),
 		IdleConnTimeout:     30 * time.Second,
 	}
 }
