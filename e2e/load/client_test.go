@@ -26,13 +26,12 @@ const callTimeout = 15 * time.Second
 
 // newHTTPTransport returns the HTTP transport every client of a run
 // shares: loopback only, no proxy, and enough idle connections kept that
-// sessions POSTing at once do not keep dialling: 512, or one for each
-// re-read a run's sessions may have in flight.
-func newHTTPTransport(sc scale) *http.Transport {
+// a hundred sessions POSTing at once do not keep dialling.
+func newHTTPTransport() *http.Transport {
 	return &http.Transport{
 		Proxy:               nil,
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-		MaxIdleConnsPerHost: max(512, sc.sessions()*rereaders),
+		MaxIdleConnsPerHost: 512,
 		IdleConnTimeout:     30 * time.Second,
 	}
 }
