@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -446,5 +447,39 @@ func TestNamedVersionsAfterTheAcknowledgement(t *testing.T) {
 	}
 	if !slices.Equal(methods, []string{"notifications/subscriptions/acknowledged", "notifications/resources/updated"}) {
 		t.Errorf("the listen stream began with %q; want the acknowledgement, then the URI that changed", methods)
+	}
+}
+
+// A session told of more changes at once than one write carries
+// (streamChunk) hears each, once, every one with an id of its own, in
+// order.
+func TestGetStreamLongBurst(t *testing.T) {
+	const n = 450 // some 40 KB of notifications
+	st := newItemStore(n)
+	a := newLiveServer(t, st, WithSubscriptionCap(n), WithClientSubscriptionCap(n))
+	hs := httptest.NewServer(a.HTTPHandler(server.NewStreamableHTTPServer(a.Server())))
+	t.Cleanup(hs.Close)
+	t.Cleanup(hs.CloseClientConnections)
+	c := newSSEClient(t, hs.URL+"/mcp")
+	s := c.open("")
+	keys := make([]string, n)
+	for i := range n {
+		c.post(fmt.Sprintf(`"method":"resources/subscribe","params":{"uri":"app://items_show/%d"}`, i+1))
+		st.set(i+1, "v2")
+		keys[i] = fmt.Sprintf("items/%d", i+1)
+	}
+	a.Changed(keys...)
+	seen := make(map[string]bool)
+	last := uint64(0)
+	for range n {
+		id, uri := s.event(t, false)
+		seq, err := strconv.ParseUint(id, 10, 64)
+		if err != nil || seq <= last {
+			t.Fatalf("event id %q after %d: want a larger number", id, last)
+		}
+		if seen[uri] {
+			t.Fatalf("%s notified twice", uri)
+		}
+		seen[uri], last = true, seq
 	}
 }
