@@ -215,7 +215,8 @@ func newAdapter(st *store, logger *slog.Logger, opts ...adapter.Option) *adapter
 			"or app://customers_show/1, and subscribe to them to hear about changes."),
 	)
 	logCalls := middleware.Log(logger, middleware.LogLevels(slog.LevelInfo, slog.LevelWarn))
-	base := append([]adapter.Option{adapter.WithLogger(logger), adapter.WithMiddleware(logCalls)}, userOptions()...)
+	gate := readGate(gateSize(st.db), writeCommands...) // gate.go
+	base := append([]adapter.Option{adapter.WithLogger(logger), adapter.WithMiddleware(logCalls, gate)}, userOptions()...)
 	a := adapter.Wrap(srv, append(base, opts...)...)
 	register(a, st)
 	return a
