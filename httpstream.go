@@ -373,17 +373,27 @@ func (a *Adapter) serveGet(w http.ResponseWriter, r *http.Request, next http.Han
 func appendNotification(dst []byte, n mcp.JSONRPCNotification) ([]byte, error) {
 	if uri, ok := plainResourceUpdated(n); ok {
 		dst = append(dst, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"`...)
-		dst = append(dst, uri...)
+		for i := 0; i < len(uri); i++ {
+			switch c := uri[i]; c {
+			case '<', '>', '&':
+				// As encoding/json escapes them for HTML.
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			default:
+				dst = append(dst, c)
+			}
+		}
 		return append(dst, `"}}`...), nil
 	}
 	b, err := json.Marshal(n)
 	return append(dst, b...), err
 }
 
+const hexDigits = "0123456789abcdef"
+
 // plainResourceUpdated returns the URI of n when n is a
 // notifications/resources/updated whose params are that URI alone, and
-// the URI is printable ASCII that JSON writes as it is (no quote,
-// backslash, or character encoding/json escapes for HTML).
+// the URI is printable ASCII without a quote or a backslash, which
+// appendNotification writes as encoding/json does.
 func plainResourceUpdated(n mcp.JSONRPCNotification) (string, bool) {
 	if n.JSONRPC != mcp.JSONRPC_VERSION || n.Method != string(mcp.MethodNotificationResourceUpdated) ||
 		len(n.Params.Meta) != 0 || len(n.Params.AdditionalFields) != 1 {
@@ -394,8 +404,7 @@ func plainResourceUpdated(n mcp.JSONRPCNotification) (string, bool) {
 		return "", false
 	}
 	for i := 0; i < len(uri); i++ {
-		switch c := uri[i]; {
-		case c < 0x20, c > 0x7e, c == '"', c == '\\', c == '<', c == '>', c == '&':
+		if c := uri[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
 			return "", false
 		}
 	}

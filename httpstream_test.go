@@ -488,8 +488,10 @@ func TestAppendNotificationIsJSONMarshal(t *testing.T) {
 		{"a plain URI", uri("app://customers_show/12"), true},
 		{"a query", uri("app://customers_index?page=1;per_page=20"), true},
 		{"percent-encoded", uri("app://customers_index?search=G%C3%96DEL"), true},
-		{"an ampersand, which json escapes", uri("app://x?a=1&b=2"), false},
-		{"angle brackets", uri("app://x?a=<b>"), false},
+		{"an ampersand, which json escapes", uri("app://x?a=1&b=2"), true},
+		{"angle brackets", uri("app://x?a=<b>"), true},
+		{"every printable character", uri(printableASCII()), false},
+		{"every printable character but quote and backslash", uri(strings.NewReplacer(`"`, "", `\`, "").Replace(printableASCII())), true},
 		{"a quote and a backslash", uri(`app://x?a="\`), false},
 		{"not ASCII", uri("app://x?search=gödel"), false},
 		{"a control character", uri("app://x?a=\x01"), false},
@@ -512,11 +514,19 @@ func TestAppendNotificationIsJSONMarshal(t *testing.T) {
 			t.Errorf("%s: plain %v, want %v", tt.name, plain, tt.plain)
 		}
 	}
-	n := resourceUpdated(uri("app://customers_show/12"))
+	n := resourceUpdated(uri("app://customers_index?sort=created_at&per_page=20&page=1"))
 	buf := make([]byte, 0, 256)
 	if allocs := testing.AllocsPerRun(100, func() { buf, _ = appendNotification(buf[:0], n) }); allocs != 0 {
 		t.Errorf("a plain notification costs %v allocations, want none", allocs)
 	}
+}
+
+func printableASCII() string {
+	var b strings.Builder
+	for c := byte(0x20); c <= 0x7e; c++ {
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // countingWriter is a ResponseWriter that records what is written, and
