@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
+	"io"
+	"net/http"
 	"runtime"
 
 	"github.com/mcplive/adapter/middleware"
@@ -62,3 +66,88 @@ func gateSize(db *sql.DB) int {
 	}
 	return 8 * runtime.GOMAXPROCS(0)
 }
+
+// gateReads lets at most n resources/read requests at a time into next,
+// first come first served; every other request passes. A read waits here
+// before anything but its first bytes is read: with its connection and a
+// goroutine of net/http, but none of what the transport holds for a
+// request it serves (mcp-go makes a channel of 100 notifications and a
+// goroutine for each legacy POST), nor a place at the read gate. A
+// thousand sessions re-reading at once held a few hundred megabytes that
+// way. A read whose client goes away while it waits is dropped.
+func gateReads(n int, next http.Handler) http.Handler {
+	slots := make(chan struct{}, n)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || requestMethod(r) != "resources/read" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-r.Context().Done():
+			return
+		}
+		defer func() { <-slots }()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// methodPeek bounds how much of a request gateReads reads to find its
+// method.
+const methodPeek = 4 << 10
+
+// requestMethod returns the JSON-RPC method of r's body, as far as its
+// first methodPeek bytes tell ("" when they do not), and leaves the body
+// whole for the handler.
+func requestMethod(r *http.Request) string {
+	size := int64(methodPeek)
+	if r.ContentLength >= 0 && r.ContentLength < size {
+		size = r.ContentLength
+	}
+	peek := make([]byte, size)
+	n, err := io.ReadFull(r.Body, peek)
+	peek = peek[:n]
+	var rest io.Reader = r.Body
+	if err != nil {
+		rest = errReader{err} // the handler meets the error where it read
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			rest = http.NoBody
+		}
+	}
+	r.Body = readCloser{io.MultiReader(bytes.NewReader(peek), rest), r.Body}
+	return jsonMethod(peek)
+}
+
+// jsonMethod returns the string value of the top-level "method" of msg, a
+// JSON object or the start of one; "" when msg shows none.
+func jsonMethod(msg []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(msg))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return ""
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		if key == "method" {
+			method, _ := dec.Token()
+			s, _ := method.(string)
+			return s
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return ""
+		}
+	}
+	return ""
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }

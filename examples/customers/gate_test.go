@@ -3,7 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,4 +120,84 @@ func TestGateSize(t *testing.T) {
 	if got := gateSize(st.db); got != 2 {
 		t.Errorf("gateSize of an in-memory store = %d, want 2", got)
 	}
+}
+
+func TestJSONMethod(t *testing.T) {
+	tests := []struct{ msg, want string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"app://customers_show/1"}}`, "resources/read"},
+		{`{"params":{"method":"x","a":[1,{"method":"y"}]},"method":"tools/call"}`, "tools/call"},
+		{`  {"method" : "resources\/read"}`, "resources/read"},
+		{`{"jsonrpc":"2.0","id":1,"params":{"uri":"app://customers_sh`, ""}, // cut before the method
+		{`{"jsonrpc":"2.0","method":`, ""},
+		{`[{"method":"resources/read"}]`, ""},
+		{`{"method":7}`, ""},
+		{``, ""},
+	}
+	for _, tt := range tests {
+		if got := jsonMethod([]byte(tt.msg)); got != tt.want {
+			t.Errorf("jsonMethod(%q) = %q, want %q", tt.msg, got, tt.want)
+		}
+	}
+}
+
+// gateReads lets n reads at a time through, in the order they came, and
+// any other request past them; the handler reads each body whole, however
+// long, and a read whose client went away while it waited never reaches
+// it.
+func TestGateReads(t *testing.T) {
+	release := make(chan struct{})
+	got := make(chan string, 16)
+	h := gateReads(1, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- string(body)
+		if jsonMethod(body) == "resources/read" {
+			<-release
+		}
+	}))
+	post := func(ctx context.Context, body string) <-chan struct{} {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			r := httptest.NewRequestWithContext(ctx, http.MethodPost, "/mcp", strings.NewReader(body))
+			h.ServeHTTP(httptest.NewRecorder(), r)
+		}()
+		return done
+	}
+	next := func() string {
+		t.Helper()
+		select {
+		case b := <-got:
+			return b
+		case <-time.After(10 * time.Second):
+			t.Fatal("no request reached the handler within 10s")
+			return ""
+		}
+	}
+	read := func(n int) string {
+		return `{"jsonrpc":"2.0","id":` + strconv.Itoa(n) + `,"method":"resources/read","params":{"uri":"app://customers_show/1"}}`
+	}
+	first := post(t.Context(), read(1))
+	if b := next(); b != read(1) {
+		t.Fatalf("the handler read %q, want the first read", b)
+	}
+	gone, leave := context.WithCancel(t.Context())
+	left := post(gone, read(2))
+	second := post(t.Context(), read(3))
+	long := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"customers_update","arguments":{"name":"` + strings.Repeat("x", 3*methodPeek) + `"}}}`
+	<-post(t.Context(), long)
+	if b := next(); b != long {
+		t.Fatalf("while a read ran, the handler read %.80q, want the tool call, whole", b)
+	}
+	leave()
+	<-left
+	release <- struct{}{}
+	<-first
+	if b := next(); b != read(3) {
+		t.Errorf("after the first read, the handler read %q, want the third (the second's client left)", b)
+	}
+	close(release)
+	<-second
 }

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -59,8 +60,11 @@ func newMCPTransport(a *adapter.Adapter, logger *slog.Logger) *mcpTransport {
 		server.WithHeartbeatInterval(heartbeat),
 		server.WithEventStore(events),
 	)
+	mcp := a.HTTPHandler(ids.guardStreams(streamable), adapter.WithEventStore(events))
 	return &mcpTransport{
-		Handler:    authenticate(a.HTTPHandler(ids.guardStreams(streamable), adapter.WithEventStore(events))),
+		// Reads wait their turn before the transport takes them in
+		// (gate.go): four per CPU at a time.
+		Handler:    authenticate(gateReads(4*runtime.GOMAXPROCS(0), mcp)),
 		streamable: streamable,
 	}
 }
