@@ -274,17 +274,30 @@ func (c *conn) noteLocked(slot int32) mcp.JSONRPCNotification {
 	return resourceUpdated(*p)
 }
 
+// uriOnlyLocked reports whether the next notification of slot carries
+// its URI alone: no subscription id, no version. c.mu is held.
+func (c *conn) uriOnlyLocked(slot int32) bool {
+	return c.slots[slot].sb.st.id == nil && (int(slot) >= len(c.versions) || c.versions[slot] == "")
+}
+
 // outNote is a notification taken from an outbox, with the slot of the
-// subscription it is of.
+// subscription it is of. A notification for a GET stream that carries the
+// URI alone (uriOnly) is encoded from the subscription's URI: its params,
+// a Go map, are never made.
 type outNote struct {
-	note mcp.JSONRPCNotification
-	e    *outSlot
+	note    mcp.JSONRPCNotification
+	e       *outSlot
+	uriOnly bool
 }
 
 // takeLocked empties the outbox into batch, as the notifications to hand
 // over, and returns it. c.mu is held.
 func (c *conn) takeLocked(batch []outNote) []outNote {
 	for _, slot := range c.queue {
+		if c.streamID != "" && c.uriOnlyLocked(slot) {
+			batch = append(batch, outNote{e: c.slots[slot], uriOnly: true})
+			continue
+		}
 		batch = append(batch, outNote{note: c.noteLocked(slot), e: c.slots[slot]})
 	}
 	c.queue = c.queue[:0]
@@ -805,7 +818,12 @@ func (r *liveRegistry) writeToStream(c *conn, batch []outNote) (sent uint64) {
 			}
 			start := len(sc.buf)
 			var err error
-			if sc.buf, err = appendNotification(sc.buf, e.note); err != nil {
+			if e.uriOnly {
+				sc.buf, err = appendURIUpdated(sc.buf, e.e.sb.uri)
+			} else {
+				sc.buf, err = appendNotification(sc.buf, e.note)
+			}
+			if err != nil {
 				// Nothing a retry would change; no client could read it.
 				r.a.logger.Error("adapter: encoding a notification failed", "uri", e.e.sb.uri, "error", err)
 				sc.buf = sc.buf[:start]

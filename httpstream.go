@@ -372,20 +372,35 @@ func (a *Adapter) serveGet(w http.ResponseWriter, r *http.Request, next http.Han
 // URI and nothing else, take a path that allocates nothing.
 func appendNotification(dst []byte, n mcp.JSONRPCNotification) ([]byte, error) {
 	if uri, ok := plainResourceUpdated(n); ok {
-		dst = append(dst, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"`...)
-		for i := 0; i < len(uri); i++ {
-			switch c := uri[i]; c {
-			case '<', '>', '&':
-				// As encoding/json escapes them for HTML.
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			default:
-				dst = append(dst, c)
-			}
-		}
-		return append(dst, `"}}`...), nil
+		return appendPlainUpdated(dst, uri), nil
 	}
 	b, err := json.Marshal(n)
 	return append(dst, b...), err
+}
+
+// appendURIUpdated appends the notifications/resources/updated of uri,
+// with no other params, as appendNotification does.
+func appendURIUpdated(dst []byte, uri string) ([]byte, error) {
+	if plainURI(uri) {
+		return appendPlainUpdated(dst, uri), nil
+	}
+	return appendNotification(dst, resourceUpdated(mcp.NotificationParams{AdditionalFields: map[string]any{"uri": uri}}))
+}
+
+// appendPlainUpdated appends the notifications/resources/updated of uri, a
+// plainURI, as encoding/json encodes it.
+func appendPlainUpdated(dst []byte, uri string) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"`...)
+	for i := 0; i < len(uri); i++ {
+		switch c := uri[i]; c {
+		case '<', '>', '&':
+			// As encoding/json escapes them for HTML.
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, `"}}`...)
 }
 
 const hexDigits = "0123456789abcdef"
@@ -400,15 +415,18 @@ func plainResourceUpdated(n mcp.JSONRPCNotification) (string, bool) {
 		return "", false
 	}
 	uri, ok := n.Params.AdditionalFields["uri"].(string)
-	if !ok {
-		return "", false
-	}
+	return uri, ok && plainURI(uri)
+}
+
+// plainURI reports whether uri is printable ASCII without a quote or a
+// backslash, which appendPlainUpdated writes as encoding/json does.
+func plainURI(uri string) bool {
 	for i := 0; i < len(uri); i++ {
 		if c := uri[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			return "", false
+			return false
 		}
 	}
-	return uri, true
+	return true
 }
 
 // httpEdgeKey marks the context of a request served through HTTPHandler,

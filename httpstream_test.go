@@ -513,6 +513,11 @@ func TestAppendNotificationIsJSONMarshal(t *testing.T) {
 		if _, plain := plainResourceUpdated(n); plain != tt.plain {
 			t.Errorf("%s: plain %v, want %v", tt.name, plain, tt.plain)
 		}
+		if u, ok := tt.p.AdditionalFields["uri"].(string); ok && tt.p.Meta == nil && len(tt.p.AdditionalFields) == 1 {
+			if got, err := appendURIUpdated(nil, u); err != nil || string(got) != string(want) {
+				t.Errorf("%s: appendURIUpdated = %s, %v; want %s", tt.name, got, err, want)
+			}
+		}
 	}
 	n := resourceUpdated(uri("app://customers_index?sort=created_at&per_page=20&page=1"))
 	buf := make([]byte, 0, 256)

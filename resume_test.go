@@ -483,3 +483,36 @@ func TestGetStreamLongBurst(t *testing.T) {
 		seen[uri], last = true, seq
 	}
 }
+
+// A legacy subscription that named the version it last saw hears, on its
+// GET stream, the version its notification announces.
+func TestGetStreamNotificationCarriesItsVersion(t *testing.T) {
+	_, _, url := resumeServer(t)
+	c := newSSEClient(t, url)
+	s := c.open("")
+	c.post(`"method":"resources/subscribe","params":{"uri":"app://items_show/1","_meta":{"` + MetaVersion + `":"not-what-it-is"}}`)
+	_ = s.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		line, err := s.r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the stream: %v", err)
+		}
+		data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: ")
+		if !ok || !strings.Contains(data, "notifications/resources/updated") {
+			continue
+		}
+		var n struct {
+			Params struct {
+				URI  string         `json:"uri"`
+				Meta map[string]any `json:"_meta"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal([]byte(data), &n); err != nil {
+			t.Fatalf("%s: %v", data, err)
+		}
+		if v, _ := n.Params.Meta[MetaVersion].(string); n.Params.URI != "app://items_show/1" || v == "" || v == "not-what-it-is" {
+			t.Errorf("the notification %s; want items_show/1 with its current version", data)
+		}
+		return
+	}
+}

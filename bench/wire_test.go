@@ -37,7 +37,8 @@ const wireDistinct = 100
 // until every notification has arrived at the clients. It reports the
 // server's CPU per op (cpu-ms/op), notifications per CPU-second of the
 // server (notes/cpu-s), and the server's heap and stacks per subscription
-// (B/sub), the sessions' included: mcp-go's, net/http's and the adapter's.
+// once notified (B/sub), the sessions' included: mcp-go's, net/http's, the
+// adapter's and the event store's.
 func BenchmarkWireFanout(b *testing.B) {
 	for _, size := range []struct{ sessions, perSession int }{{200, 20}, {200, 50}} {
 		b.Run(fmt.Sprintf("sessions=%d,subs=%d", size.sessions, size.perSession), func(b *testing.B) {
@@ -56,7 +57,7 @@ func BenchmarkWireFanout(b *testing.B) {
 			cpu.report(b.N)
 			used := processCPU(b) - start
 			b.ReportMetric(float64(subs*b.N)/used.Seconds(), "notes/cpu-s")
-			b.ReportMetric(float64(ws.bytes)/float64(subs), "B/sub")
+			b.ReportMetric(float64(heapAndStacks()-ws.before)/float64(subs), "B/sub")
 		})
 	}
 }
@@ -80,9 +81,8 @@ func BenchmarkWireRead(b *testing.B) {
 type wireServer struct {
 	a  *adapter.Adapter
 	st *counterStore
-	// bytes is what the server's heap and stacks grew by while the
-	// clients connected and subscribed.
-	bytes int64
+	// before is the server's heap and stacks before the clients came.
+	before int64
 	// expected is how many notifications the clients should have had so
 	// far.
 	expected int64
@@ -109,7 +109,7 @@ func startWire(b *testing.B, sessions, perSession int) *wireServer {
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 
-	before := heapAndStacks()
+	ws.before = heapAndStacks()
 	child := exec.Command(os.Args[0], "-test.run=^$")
 	child.Env = append(os.Environ(), fmt.Sprintf("%s=http://%s/mcp,%d,%d,%d", wireClientEnv, ln.Addr(), sessions, perSession, wireDistinct))
 	child.Stderr = os.Stderr
@@ -148,7 +148,6 @@ func startWire(b *testing.B, sessions, perSession int) *wireServer {
 		}
 	})
 	ws.expect(b, "ready")
-	ws.bytes = heapAndStacks() - before
 	return ws
 }
 
