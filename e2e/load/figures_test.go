@@ -48,7 +48,7 @@ func (f figures) summary() string {
 		"cpu=server %.0f%% clients %.0f%% others %.0f%% of %d%% over %.1fs server-peak-rss=%dMB",
 		f.legacySessions+f.listenSessions, f.legacySessions, f.listenSessions, f.subscriptions,
 		f.writes, perSecond(f.writes, wt.firstStart, wt.lastStart), wt.lastStart.Sub(wt.firstStart).Seconds(),
-		perSecond(f.writes, wt.firstDone, wt.lastDone),
+		perSecond(f.writes, wt.firstStart, wt.lastDone),
 		f.notifications, f.rereads,
 		ms(percentile(sorted, 50)), ms(percentile(sorted, 99)), ms(percentile(sorted, 100)), len(sorted),
 		f.stale, f.behind, f.stale-f.behind, f.unannounced, f.problems,

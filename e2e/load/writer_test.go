@@ -71,9 +71,6 @@ func write(ctx context.Context, c *client.Client, plan []change, perSecond int, 
 			if err != nil {
 				errs[i] = fmt.Errorf("write %d of %d: %w", i+1, len(plan), err)
 			}
-			if wt.firstDone.IsZero() || now.Before(wt.firstDone) {
-				wt.firstDone = now
-			}
 			if now.After(wt.lastDone) {
 				wt.lastDone = now
 			}
@@ -83,10 +80,10 @@ func write(ctx context.Context, c *client.Client, plan []change, perSecond int, 
 	return wt, errors.Join(errs...)
 }
 
-// writeTimes are when a run's writes started and returned.
+// writeTimes are when a run's writes started, and when the last
+// returned.
 type writeTimes struct {
-	firstStart, lastStart time.Time
-	firstDone, lastDone   time.Time
+	firstStart, lastStart, lastDone time.Time
 }
 
 // perSecond is the rate of n events from first to last: n-1 intervals.
