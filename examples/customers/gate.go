@@ -68,7 +68,9 @@ func gateSize(db *sql.DB) int {
 }
 
 // gateReads lets at most n resources/read requests at a time into next,
-// first come first served; every other request passes. A read waits here
+// first come first served; every other request passes. serveHTTP lets in
+// four times as many as the read gate lets run (gateSize), so that the
+// transport always has the next reads decoded and waiting there. A read waits here
 // before anything but its first bytes is read: with its connection and a
 // goroutine of net/http, but none of what the transport holds for a
 // request it serves (mcp-go makes a channel of 100 notifications and a
