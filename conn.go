@@ -274,17 +274,30 @@ func (c *conn) noteLocked(slot int32) mcp.JSONRPCNotification {
 	return resourceUpdated(*p)
 }
 
+// uriOnlyLocked reports whether the next notification of slot carries
+// its URI alone: no subscription id, no version. c.mu is held.
+func (c *conn) uriOnlyLocked(slot int32) bool {
+	return c.slots[slot].sb.st.id == nil && (int(slot) >= len(c.versions) || c.versions[slot] == "")
+}
+
 // outNote is a notification taken from an outbox, with the slot of the
-// subscription it is of.
+// subscription it is of. A notification for a GET stream that carries the
+// URI alone (uriOnly) is encoded from the subscription's URI: its params,
+// a Go map, are never made.
 type outNote struct {
-	note mcp.JSONRPCNotification
-	e    *outSlot
+	note    mcp.JSONRPCNotification
+	e       *outSlot
+	uriOnly bool
 }
 
 // takeLocked empties the outbox into batch, as the notifications to hand
 // over, and returns it. c.mu is held.
 func (c *conn) takeLocked(batch []outNote) []outNote {
 	for _, slot := range c.queue {
+		if c.streamID != "" && c.uriOnlyLocked(slot) {
+			batch = append(batch, outNote{e: c.slots[slot], uriOnly: true})
+			continue
+		}
 		batch = append(batch, outNote{note: c.noteLocked(slot), e: c.slots[slot]})
 	}
 	c.queue = c.queue[:0]
@@ -802,35 +815,74 @@ func (c *conn) slotEndedUnlessGone(e *outSlot) (<-chan struct{}, bool) {
 }
 
 // writeToStream writes the batch's notifications into the newest GET
-// stream of c's session, and returns how many it wrote. When a write
-// fails, the stream is forgotten and the notifications not written go back
-// into the outbox, for the next stream.
+// stream of c's session, as many as fit in streamChunk at a time in one
+// write (writeEvents), and returns how many it wrote. When a write fails,
+// the stream is forgotten and the notifications not known to be written
+// go back into the outbox, for the next stream.
 func (r *liveRegistry) writeToStream(c *conn, batch []outNote) (sent uint64) {
-	for i := range batch {
-		e := &batch[i]
-		if e.e.sb.gone.Load() {
-			continue
-		}
+	sc := streamScratches.Get().(*streamScratch)
+	defer streamScratches.Put(sc)
+	for len(batch) > 0 {
 		gs := r.gets.newest(c.streamID)
 		if gs == nil {
-			r.putBack(c, batch[i:])
+			r.putBack(c, batch)
 			return sent
 		}
-		msg, err := marshalNotification(e.note)
-		if err != nil {
-			// Nothing a retry would change; no client could read it.
-			r.a.logger.Error("adapter: encoding a notification failed", "uri", e.e.sb.uri, "error", err)
-			continue
+		sc.buf, sc.ends = sc.buf[:0], sc.ends[:0]
+		n := 0 // of batch, encoded or skipped
+		for ; n < len(batch) && len(sc.buf) < streamChunk; n++ {
+			e := &batch[n]
+			if e.e.sb.gone.Load() {
+				continue
+			}
+			start := len(sc.buf)
+			var err error
+			if e.uriOnly {
+				sc.buf, err = appendURIUpdated(sc.buf, e.e.sb.uri)
+			} else {
+				sc.buf, err = appendNotification(sc.buf, e.note)
+			}
+			if err != nil {
+				// Nothing a retry would change; no client could read it.
+				r.a.logger.Error("adapter: encoding a notification failed", "uri", e.e.sb.uri, "error", err)
+				sc.buf = sc.buf[:start]
+				continue
+			}
+			sc.ends = append(sc.ends, len(sc.buf))
 		}
-		if gs.writeEvent(msg, r.a.logger) != nil {
-			r.gets.remove(gs)
-			r.putBack(c, batch[i:])
-			return sent
+		sc.msgs = sc.msgs[:0]
+		start := 0
+		for _, end := range sc.ends {
+			sc.msgs = append(sc.msgs, sc.buf[start:end])
+			start = end
 		}
-		sent++
+		if len(sc.msgs) > 0 {
+			err := gs.writeEvents(sc.msgs, r.a.logger)
+			clear(sc.msgs)
+			if err != nil {
+				r.gets.remove(gs)
+				r.putBack(c, batch)
+				return sent
+			}
+			sent += uint64(len(sc.ends))
+		}
+		batch = batch[n:]
 	}
 	return sent
 }
+
+// streamChunk bounds the bytes of notifications writeToStream writes at
+// once.
+const streamChunk = 32 << 10
+
+// A streamScratch is what writeToStream encodes a chunk in, reused.
+type streamScratch struct {
+	buf  []byte
+	ends []int
+	msgs [][]byte
+}
+
+var streamScratches = sync.Pool{New: func() any { return new(streamScratch) }}
 
 // putBack queues again the notifications of a batch that could not be
 // written, unless their subscription ended or is queued already.

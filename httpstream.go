@@ -248,11 +248,20 @@ func (gs *getStream) closeLocked() {
 
 var errStreamClosed = errors.New("the GET stream has closed")
 
-// writeEvent writes msg as one event of the stream and flushes it, after
-// any event mcp-go is in the middle of writing, with the id the event store
-// gives it (none when the store fails, which is logged). It fails, and the
-// stream closes for good, when the stream has ended or the write fails.
+// writeEvent writes msg as one event of the stream and flushes it (see
+// writeEvents).
 func (gs *getStream) writeEvent(msg []byte, logger *slog.Logger) error {
+	return gs.writeEvents([][]byte{msg}, logger)
+}
+
+// writeEvents writes msgs as events of the stream, after any event mcp-go
+// is in the middle of writing, each with the id the event store gives it
+// (none when the store fails, which is logged), in one write and one
+// flush: a session told of several changes at once costs the server one
+// system call and the client one read, not one each. It fails, and the
+// stream closes for good, when the stream has ended or the write fails;
+// which of the events reached the client is then unknown.
+func (gs *getStream) writeEvents(msgs [][]byte, logger *slog.Logger) error {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	for gs.midEvent && !gs.closed {
@@ -261,35 +270,66 @@ func (gs *getStream) writeEvent(msg []byte, logger *slog.Logger) error {
 	if gs.closed || !gs.open {
 		return errStreamClosed
 	}
-	var id string
-	if gs.store != nil {
-		var err error
-		if id, err = gs.store.StoreEvent(context.Background(), gs.sessionID, getEvents, msg); err != nil {
-			logger.Error("adapter: storing a notification for resumption failed; it goes without an id", "error", err)
-			id = ""
-		}
+	buf := eventBuffers.Get().(*[]byte)
+	ev := (*buf)[:0]
+	for _, msg := range msgs {
+		ev = appendEvent(ev, gs.storeLocked(msg, logger), msg)
 	}
-	return gs.writeEventLocked(id, msg)
+	err := gs.writeLocked(ev)
+	if cap(ev) <= maxKeptEventBuffer {
+		*buf = ev
+		eventBuffers.Put(buf)
+	}
+	return err
+}
+
+// storeLocked keeps msg in the event store, for a client that resumes,
+// and returns its id; "" when there is no store or it failed (logged).
+func (gs *getStream) storeLocked(msg []byte, logger *slog.Logger) string {
+	if gs.store == nil {
+		return ""
+	}
+	id, err := gs.store.StoreEvent(context.Background(), gs.sessionID, getEvents, msg)
+	if err != nil {
+		logger.Error("adapter: storing a notification for resumption failed; it goes without an id", "error", err)
+		return ""
+	}
+	return id
+}
+
+// eventBuffers are the buffers writeEvents frames events in, reused; one
+// that grew beyond maxKeptEventBuffer is left to the collector.
+var eventBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxKeptEventBuffer = 64 << 10
+
+// appendEvent appends msg framed as one event with id ("" for none).
+func appendEvent(dst []byte, id string, msg []byte) []byte {
+	if strings.ContainsAny(id, "\r\n") {
+		id = "" // a store's id that would end the line: the event goes without
+	}
+	if id != "" {
+		dst = append(dst, "id: "...)
+		dst = append(dst, id...)
+		dst = append(dst, '\n')
+	}
+	if len(msg) > 0 {
+		dst = append(dst, "event: message\n"...)
+	}
+	dst = append(dst, "data: "...)
+	dst = append(dst, msg...)
+	return append(dst, "\n\n"...)
 }
 
 // writeEventLocked writes msg as one event with id ("" for none), and
 // flushes it. gs.mu is held, between events.
 func (gs *getStream) writeEventLocked(id string, msg []byte) error {
-	if strings.ContainsAny(id, "\r\n") {
-		id = "" // a store's id that would end the line: the event goes without
-	}
-	ev := make([]byte, 0, len(msg)+len(id)+32)
-	if id != "" {
-		ev = append(ev, "id: "...)
-		ev = append(ev, id...)
-		ev = append(ev, '\n')
-	}
-	if len(msg) > 0 {
-		ev = append(ev, "event: message\n"...)
-	}
-	ev = append(ev, "data: "...)
-	ev = append(ev, msg...)
-	ev = append(ev, "\n\n"...)
+	return gs.writeLocked(appendEvent(make([]byte, 0, len(msg)+len(id)+32), id, msg))
+}
+
+// writeLocked writes ev, whole events, and flushes them. gs.mu is held,
+// between events.
+func (gs *getStream) writeLocked(ev []byte) error {
 	err := gs.bounded(func() error {
 		if err := writeAll(gs.w, ev); err != nil {
 			return err
@@ -367,9 +407,66 @@ func (a *Adapter) serveGet(w http.ResponseWriter, r *http.Request, next http.Han
 	next.ServeHTTP(flushingGetStream{gs}, r)
 }
 
-// marshalNotification encodes n as the data of an event.
-func marshalNotification(n mcp.JSONRPCNotification) ([]byte, error) {
-	return json.Marshal(n)
+// appendNotification appends n encoded as the data of an event, as
+// json.Marshal encodes it. The notifications of legacy subscriptions, a
+// URI and nothing else, take a path that allocates nothing.
+func appendNotification(dst []byte, n mcp.JSONRPCNotification) ([]byte, error) {
+	if uri, ok := plainResourceUpdated(n); ok {
+		return appendPlainUpdated(dst, uri), nil
+	}
+	b, err := json.Marshal(n)
+	return append(dst, b...), err
+}
+
+// appendURIUpdated appends the notifications/resources/updated of uri,
+// with no other params, as appendNotification does.
+func appendURIUpdated(dst []byte, uri string) ([]byte, error) {
+	if plainURI(uri) {
+		return appendPlainUpdated(dst, uri), nil
+	}
+	return appendNotification(dst, resourceUpdated(mcp.NotificationParams{AdditionalFields: map[string]any{"uri": uri}}))
+}
+
+// appendPlainUpdated appends the notifications/resources/updated of uri, a
+// plainURI, as encoding/json encodes it.
+func appendPlainUpdated(dst []byte, uri string) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"`...)
+	for i := 0; i < len(uri); i++ {
+		switch c := uri[i]; c {
+		case '<', '>', '&':
+			// As encoding/json escapes them for HTML.
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, `"}}`...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// plainResourceUpdated returns the URI of n when n is a
+// notifications/resources/updated whose params are that URI alone, and
+// the URI is printable ASCII without a quote or a backslash, which
+// appendNotification writes as encoding/json does.
+func plainResourceUpdated(n mcp.JSONRPCNotification) (string, bool) {
+	if n.JSONRPC != mcp.JSONRPC_VERSION || n.Method != string(mcp.MethodNotificationResourceUpdated) ||
+		len(n.Params.Meta) != 0 || len(n.Params.AdditionalFields) != 1 {
+		return "", false
+	}
+	uri, ok := n.Params.AdditionalFields["uri"].(string)
+	return uri, ok && plainURI(uri)
+}
+
+// plainURI reports whether uri is printable ASCII without a quote or a
+// backslash, which appendPlainUpdated writes as encoding/json does.
+func plainURI(uri string) bool {
+	for i := 0; i < len(uri); i++ {
+		if c := uri[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // httpEdgeKey marks the context of a request served through HTTPHandler,

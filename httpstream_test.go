@@ -551,3 +551,112 @@ func TestPanickingHandlerLeavesNoStreamBehind(t *testing.T) {
 		})
 	}
 }
+
+// The notifications of legacy subscriptions are encoded without
+// encoding/json, byte for byte as it encodes them; any other goes through
+// it.
+func TestAppendNotificationIsJSONMarshal(t *testing.T) {
+	uri := func(u string) mcp.NotificationParams {
+		return mcp.NotificationParams{AdditionalFields: map[string]any{"uri": u}}
+	}
+	tests := []struct {
+		name  string
+		p     mcp.NotificationParams
+		plain bool
+	}{
+		{"a plain URI", uri("app://customers_show/12"), true},
+		{"a query", uri("app://customers_index?page=1;per_page=20"), true},
+		{"percent-encoded", uri("app://customers_index?search=G%C3%96DEL"), true},
+		{"an ampersand, which json escapes", uri("app://x?a=1&b=2"), true},
+		{"angle brackets", uri("app://x?a=<b>"), true},
+		{"every printable character", uri(printableASCII()), false},
+		{"every printable character but quote and backslash", uri(strings.NewReplacer(`"`, "", `\`, "").Replace(printableASCII())), true},
+		{"a quote and a backslash", uri(`app://x?a="\`), false},
+		{"not ASCII", uri("app://x?search=gödel"), false},
+		{"a control character", uri("app://x?a=\x01"), false},
+		{"empty", uri(""), true},
+		{"a subscription id", mcp.NotificationParams{Meta: map[string]any{mcp.MetaKeySubscriptionID: "s1"}, AdditionalFields: map[string]any{"uri": "app://a"}}, false},
+		{"another field", mcp.NotificationParams{AdditionalFields: map[string]any{"uri": "app://a", "x": 1}}, false},
+		{"a URI that is not a string", mcp.NotificationParams{AdditionalFields: map[string]any{"uri": 7}}, false},
+	}
+	for _, tt := range tests {
+		n := resourceUpdated(tt.p)
+		want, err := json.Marshal(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := appendNotification([]byte("prefix"), n)
+		if err != nil || string(got) != "prefix"+string(want) {
+			t.Errorf("%s: appendNotification = %s, %v; want prefix%s", tt.name, got, err, want)
+		}
+		if _, plain := plainResourceUpdated(n); plain != tt.plain {
+			t.Errorf("%s: plain %v, want %v", tt.name, plain, tt.plain)
+		}
+		if u, ok := tt.p.AdditionalFields["uri"].(string); ok && tt.p.Meta == nil && len(tt.p.AdditionalFields) == 1 {
+			if got, err := appendURIUpdated(nil, u); err != nil || string(got) != string(want) {
+				t.Errorf("%s: appendURIUpdated = %s, %v; want %s", tt.name, got, err, want)
+			}
+		}
+	}
+	n := resourceUpdated(uri("app://customers_index?sort=created_at&per_page=20&page=1"))
+	buf := make([]byte, 0, 256)
+	if allocs := testing.AllocsPerRun(100, func() { buf, _ = appendNotification(buf[:0], n) }); allocs != 0 {
+		t.Errorf("a plain notification costs %v allocations, want none", allocs)
+	}
+}
+
+func printableASCII() string {
+	var b strings.Builder
+	for c := byte(0x20); c <= 0x7e; c++ {
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// countingWriter is a ResponseWriter that records what is written, and
+// counts writes and flushes.
+type countingWriter struct {
+	header          http.Header
+	body            strings.Builder
+	writes, flushes int
+}
+
+func (w *countingWriter) Header() http.Header { return w.header }
+func (w *countingWriter) WriteHeader(int)     {}
+func (w *countingWriter) Flush()              { w.flushes++ }
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.body.Write(p)
+}
+
+// Notifications ready together go into the stream in one write and one
+// flush, each its own event with the id the store gave it.
+func TestGetStreamWritesEventsTogether(t *testing.T) {
+	w := &countingWriter{header: http.Header{}}
+	store := NewEventStore(0)
+	gs := newGetStream(w, w, "s", getStreamConfig{store: store, onOpen: func(*getStream) {}})
+	w.Header().Set("Content-Type", "text/event-stream")
+	gs.WriteHeader(http.StatusOK) // writes the priming event, id 1
+	w.writes, w.flushes = 0, 0
+	w.body.Reset()
+	msgs := [][]byte{[]byte(`{"a":1}`), []byte(`{"b":2}`), []byte(`{"c":3}`)}
+	if err := gs.writeEvents(msgs, slog.Default()); err != nil {
+		t.Fatal(err)
+	}
+	if w.writes != 1 || w.flushes != 1 {
+		t.Errorf("three events took %d writes and %d flushes, want 1 and 1", w.writes, w.flushes)
+	}
+	want := "id: 2\nevent: message\ndata: {\"a\":1}\n\n" +
+		"id: 3\nevent: message\ndata: {\"b\":2}\n\n" +
+		"id: 4\nevent: message\ndata: {\"c\":3}\n\n"
+	if got := w.body.String(); got != want {
+		t.Errorf("the stream carries %q, want %q", got, want)
+	}
+	var replayed []string
+	if _, err := store.ReplayEventsAfter(t.Context(), "s", "2", func(id string, msg json.RawMessage) error {
+		replayed = append(replayed, id+"="+string(msg))
+		return nil
+	}); err != nil || strings.Join(replayed, " ") != `3={"b":2} 4={"c":3}` {
+		t.Errorf("replayed after 2: %q, %v; want the second and third events", replayed, err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -588,5 +589,72 @@ func TestEventIDThatWouldEndItsLine(t *testing.T) {
 	}
 	if body := rec.Body.String(); strings.Contains(body, "forged") || strings.Contains(body, "id:") {
 		t.Errorf("the stream carries %q; want events without the store's id", body)
+	}
+}
+
+// A session told of more changes at once than one write carries
+// (streamChunk) hears each, once, every one with an id of its own, in
+// order.
+func TestGetStreamLongBurst(t *testing.T) {
+	const n = 450 // some 40 KB of notifications
+	st := newItemStore(n)
+	a := newLiveServer(t, st, WithSubscriptionCap(n), WithClientSubscriptionCap(n))
+	hs := httptest.NewServer(a.HTTPHandler(server.NewStreamableHTTPServer(a.Server())))
+	t.Cleanup(hs.Close)
+	t.Cleanup(hs.CloseClientConnections)
+	c := newSSEClient(t, hs.URL+"/mcp")
+	s := c.open("")
+	keys := make([]string, n)
+	for i := range n {
+		c.post(fmt.Sprintf(`"method":"resources/subscribe","params":{"uri":"app://items_show/%d"}`, i+1))
+		st.set(i+1, "v2")
+		keys[i] = fmt.Sprintf("items/%d", i+1)
+	}
+	a.Changed(keys...)
+	seen := make(map[string]bool)
+	last := uint64(0)
+	for range n {
+		id, uri := s.event(t, false)
+		seq, err := strconv.ParseUint(id, 10, 64)
+		if err != nil || seq <= last {
+			t.Fatalf("event id %q after %d: want a larger number", id, last)
+		}
+		if seen[uri] {
+			t.Fatalf("%s notified twice", uri)
+		}
+		seen[uri], last = true, seq
+	}
+}
+
+// A legacy subscription that named the version it last saw hears, on its
+// GET stream, the version its notification announces.
+func TestGetStreamNotificationCarriesItsVersion(t *testing.T) {
+	_, _, url := resumeServer(t)
+	c := newSSEClient(t, url)
+	s := c.open("")
+	c.post(`"method":"resources/subscribe","params":{"uri":"app://items_show/1","_meta":{"` + MetaVersion + `":"not-what-it-is"}}`)
+	_ = s.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		line, err := s.r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the stream: %v", err)
+		}
+		data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: ")
+		if !ok || !strings.Contains(data, "notifications/resources/updated") {
+			continue
+		}
+		var n struct {
+			Params struct {
+				URI  string         `json:"uri"`
+				Meta map[string]any `json:"_meta"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal([]byte(data), &n); err != nil {
+			t.Fatalf("%s: %v", data, err)
+		}
+		if v, _ := n.Params.Meta[MetaVersion].(string); n.Params.URI != "app://items_show/1" || v == "" || v == "not-what-it-is" {
+			t.Errorf("the notification %s; want items_show/1 with its current version", data)
+		}
+		return
 	}
 }

@@ -119,6 +119,9 @@ type wireErrorResponse struct {
 // the box, so that a box that lives as long as a connection keeps nothing of
 // the requests already answered.
 func rewriteMessage(box *errorBox, msg []byte) (rewritten, bool) {
+	if box.empty() {
+		return rewritten{}, false // the common case: nothing failed
+	}
 	if len(msg) > maxRewrite {
 		discardEntry(box, msg[:maxRewrite])
 		return rewritten{}, false
@@ -248,6 +251,17 @@ func (b *errorBox) put(id any, e *rpcError) {
 	b.m[k] = e
 }
 
+// empty reports whether the box holds no error: no response needs
+// rewriting, nor any entry taking out.
+func (b *errorBox) empty() bool {
+	if b == nil {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.m) == 0
+}
+
 // take removes and returns the error recorded for id, nil when there is
 // none.
 func (b *errorBox) take(id any) *rpcError {
@@ -334,8 +348,8 @@ func structObjects() [][]string {
 // -32600 and no word of which.
 func (a *Adapter) ambiguousRequestHook(ctx context.Context, id any, message any) error {
 	raw, ok := message.(json.RawMessage)
-	if !ok {
-		return nil
+	if !ok || viaHTTPEdge(ctx) {
+		return nil // HTTPHandler refused it already, were it ambiguous
 	}
 	err := repeatedKeyError(raw)
 	if err == nil {

@@ -13,7 +13,7 @@ type figures struct {
 	legacySessions, listenSessions int
 	subscriptions                  int
 	writes                         int
-	writeSpan                      time.Duration // first write's start to the last's
+	writeTimes                     writeTimes
 	notifications, rereads         int
 	// latencies are, for customers_show subscriptions, from the start of
 	// the oldest write a notification answers to its arrival.
@@ -27,19 +27,37 @@ type figures struct {
 	// write (or the final check).
 	unannounced int
 	problems    int
+	// load is the span from the first write's start to the final check;
+	// serverCPU and clientsCPU the CPU time the example and this process
+	// spent in it, on cores cores.
+	// others is what the machine's other processes spent meanwhile.
+	load                          time.Duration
+	serverCPU, clientsCPU, others time.Duration
+	cores                         int
+	// peakRSS is the example's peak resident memory, since it started.
+	peakRSS int64
 }
 
 // summary is the run on one line, for CI logs.
 func (f figures) summary() string {
 	sorted := slices.Sorted(slices.Values(f.latencies))
+	wt := f.writeTimes
 	return fmt.Sprintf("e2e/load: sessions=%d (2025-11-25 GET stream %d, 2026-07-28 listen %d) subscriptions=%d "+
-		"writes=%d (%.1f/s over %.1fs) notifications=%d rereads=%d "+
-		"write-start-to-notification p50=%v p99=%v max=%v (n=%d) stale=%d (behind %d, never told %d) unannounced=%d problems=%d",
+		"writes=%d (asked %.1f/s over %.1fs, done %.1f/s) notifications=%d rereads=%d "+
+		"write-start-to-notification p50=%v p99=%v max=%v (n=%d) stale=%d (behind %d, never told %d) unannounced=%d problems=%d "+
+		"cpu=server %.0f%% clients %.0f%% others %.0f%% of %d%% over %.1fs server-peak-rss=%dMB",
 		f.legacySessions+f.listenSessions, f.legacySessions, f.listenSessions, f.subscriptions,
-		f.writes, float64(f.writes-1)/max(f.writeSpan.Seconds(), 1e-9), f.writeSpan.Seconds(),
+		f.writes, perSecond(f.writes, wt.firstStart, wt.lastStart), wt.lastStart.Sub(wt.firstStart).Seconds(),
+		perSecond(f.writes, wt.firstStart, wt.lastDone),
 		f.notifications, f.rereads,
 		ms(percentile(sorted, 50)), ms(percentile(sorted, 99)), ms(percentile(sorted, 100)), len(sorted),
-		f.stale, f.behind, f.stale-f.behind, f.unannounced, f.problems)
+		f.stale, f.behind, f.stale-f.behind, f.unannounced, f.problems,
+		share(f.serverCPU, f.load), share(f.clientsCPU, f.load), share(f.others, f.load), 100*f.cores, f.load.Seconds(), f.peakRSS/1e6)
+}
+
+// share is cpu as a percentage of one core over span.
+func share(cpu, span time.Duration) float64 {
+	return 100 * cpu.Seconds() / max(span.Seconds(), 1e-9)
 }
 
 // latency is the p-th percentile of the write-to-notification latency.

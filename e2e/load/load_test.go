@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -19,9 +20,6 @@ const (
 	// settle is how long after the last write returned the final state is
 	// checked: every notification and re-read should be done.
 	settle = 3 * time.Second
-	// runBudget bounds the run from connecting the first client to the
-	// final check; closing has bounds of its own.
-	runBudget = 90 * time.Second
 	// setupParallelism is how many sessions connect and subscribe at once.
 	setupParallelism = 8
 	// examplesShown bounds how many stale subscriptions or unannounced
@@ -33,13 +31,27 @@ const (
 // sessions while one session writes at a steady rate, and checks that
 // every subscription ends knowing the last state of what it watches.
 func TestLoad(t *testing.T) {
-	sc := runScale()
-	url := example.StartHTTP(t)
+	sc, err := runScale()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args []string
+	if *profileFlag != "" {
+		args = append(args, "-pprof", "127.0.0.1:0")
+	}
+	proc := example.Start(t, args...)
+	var prof *profiler
+	if *profileFlag != "" {
+		if prof, err = newProfiler(proc, *profileFlag); err != nil {
+			t.Fatal(err)
+		}
+	}
+	url := proc.URL
 	rt := newHTTPTransport()
 	// Cleanups run last first: after every client has closed, before the
 	// example stops.
 	t.Cleanup(rt.CloseIdleConnections)
-	ctx, cancel := context.WithTimeout(context.Background(), runBudget)
+	ctx, cancel := context.WithTimeout(context.Background(), sc.budget())
 	defer cancel()
 	p := &problems{}
 	defer p.report(t)
@@ -61,14 +73,31 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("writer: %v", err)
 	}
 	plan := writePlan(sc.writes(), names)
-	span, err := write(ctx, writer, plan, sc.writesPerSecond, writes)
+	var cpuProfile <-chan error
+	if prof != nil {
+		cpuProfile = prof.cpu(ctx, sc.writeFor)
+	}
+	loadStart, serverStart, clientsStart, machineStart := time.Now(), mustProcessCPU(t, proc.Pid()), selfCPU(), mustMachineCPU(t)
+	wt, err := write(ctx, writer, plan, sc.writesPerSecond, writes)
 	if err != nil {
-		t.Fatalf("writer: %v", err)
+		// A problem, which fails the run; its figures still say how far
+		// the server was from keeping up.
+		p.add("writer: %v", err)
 	}
 	select {
 	case <-time.After(settle):
 	case <-ctx.Done():
-		t.Fatalf("the run's budget of %v ended before the final check", runBudget)
+		t.Fatalf("the run's budget of %v ended before the final check", sc.budget())
+	}
+	load, serverCPU, clientsCPU, machine := time.Since(loadStart), mustProcessCPU(t, proc.Pid())-serverStart, selfCPU()-clientsStart, mustMachineCPU(t)-machineStart
+	if prof != nil {
+		if err := errors.Join(<-cpuProfile, prof.heap(ctx)); err != nil {
+			t.Errorf("profiles: %v", err)
+		}
+	}
+	rss, err := peakRSS(proc.Pid())
+	if err != nil {
+		t.Errorf("the example's peak RSS: %v", err)
 	}
 
 	truth, err := readTruth(ctx, checker, subs)
@@ -76,13 +105,37 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("checker: %v", err)
 	}
 	fig, staleExamples, unannouncedExamples := measure(subs, truth, writes.counts())
-	fig.writes, fig.writeSpan, fig.problems = len(plan), span, p.count()
+	fig.writes, fig.writeTimes, fig.problems = len(plan), wt, p.count()
+	fig.load, fig.serverCPU, fig.clientsCPU, fig.cores, fig.peakRSS = load, serverCPU, clientsCPU, runtime.NumCPU(), rss
+	fig.others = max(0, machine-serverCPU-clientsCPU)
 	t.Log(fig.summary())
 	fmt.Println(fig.summary()) // CI shows this line with go test -v
 
 	// Each customer stays unchanged for this long after each write.
 	period := time.Duration(customerCount) * time.Second / time.Duration(sc.writesPerSecond)
 	judge(t, fig, period, staleExamples, unannouncedExamples)
+}
+
+// mustMachineCPU is the CPU time every process has spent; it fails t if
+// the kernel does not say.
+func mustMachineCPU(t *testing.T) time.Duration {
+	t.Helper()
+	cpu, err := machineCPU()
+	if err != nil {
+		t.Fatalf("the machine's CPU time: %v", err)
+	}
+	return cpu
+}
+
+// mustProcessCPU is the CPU time process pid has spent; it fails t if
+// the kernel does not say.
+func mustProcessCPU(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	cpu, err := processCPU(pid)
+	if err != nil {
+		t.Fatalf("the example's CPU time: %v", err)
+	}
+	return cpu
 }
 
 // judge fails t for what a run's figures show went wrong: a stale
@@ -158,7 +211,7 @@ func openSubscribers(ctx, reread context.Context, url string, rt http.RoundTripp
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			s, err := newSubscriber(ctx, url, rt, era, name, sessionURIs(i), writes, p)
+			s, err := newSubscriber(ctx, url, rt, era, name, sc.plan.sessionURIs(i), writes, p)
 			if err != nil {
 				errs[i] = err
 				return

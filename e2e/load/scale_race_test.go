@@ -4,12 +4,12 @@ package load
 
 import "time"
 
-// runScale under the race detector is smaller: the detector slows every
+// ciScale under the race detector is smaller: the detector slows every
 // goroutine of the test several times over, and of the example too when
 // it is built with GOFLAGS=-race, which then checks the server under load
 // as well. The patterns stay the same: GET streams written while their
 // sessions POST, listen streams, writes at a steady rate (each customer
 // changes every 12 s).
-func runScale() scale {
-	return scale{legacySessions: 20, listenSessions: 4, writesPerSecond: 5, writeFor: 10 * time.Second}
+func ciScale() scale {
+	return scale{legacySessions: 20, listenSessions: 4, plan: plans[20], writesPerSecond: 5, writeFor: 10 * time.Second}
 }

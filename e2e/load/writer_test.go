@@ -39,36 +39,56 @@ func customerNames(ctx context.Context, c *client.Client, n int) (map[int64]stri
 // write makes the changes of plan on c with the customers_update tool,
 // starting one every 1/perSecond s whether or not the earlier ones have
 // returned, as independent writers would: a slow server does not slow the
-// load down, it piles up. It notes in log when each write started, returns
-// once every write has returned, and reports the time from the first
-// start to the last.
-func write(ctx context.Context, c *client.Client, plan []change, perSecond int, log *writeLog) (time.Duration, error) {
+// load down, it piles up. It notes in log when each write started, and
+// returns once every write has returned, with when the writes started and
+// returned.
+func write(ctx context.Context, c *client.Client, plan []change, perSecond int, log *writeLog) (writeTimes, error) {
 	interval := time.Second / time.Duration(perSecond)
 	errs := make([]error, len(plan))
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var wt writeTimes
 	pace := time.NewTimer(0)
 	defer pace.Stop()
-	start, last := time.Now(), time.Time{}
+	wt.firstStart = time.Now()
 	for i, ch := range plan {
-		pace.Reset(time.Until(start.Add(time.Duration(i) * interval)))
+		pace.Reset(time.Until(wt.firstStart.Add(time.Duration(i) * interval)))
 		select {
 		case <-pace.C:
 		case <-ctx.Done():
 			wg.Wait()
-			return 0, fmt.Errorf("write %d of %d: %w", i+1, len(plan), ctx.Err())
+			return wt, fmt.Errorf("write %d of %d: %w", i+1, len(plan), ctx.Err())
 		}
 		// Noted here, in plan order, so that each customer's starts are
 		// in order.
-		last = time.Now()
-		log.started(ch.id, last)
+		wt.lastStart = time.Now()
+		log.started(ch.id, wt.lastStart)
 		wg.Go(func() {
-			if err := update(ctx, c, ch); err != nil {
+			err := update(ctx, c, ch)
+			now := time.Now()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
 				errs[i] = fmt.Errorf("write %d of %d: %w", i+1, len(plan), err)
+			}
+			if now.After(wt.lastDone) {
+				wt.lastDone = now
 			}
 		})
 	}
 	wg.Wait()
-	return last.Sub(start), errors.Join(errs...)
+	return wt, errors.Join(errs...)
+}
+
+// writeTimes are when a run's writes started, and when the last
+// returned.
+type writeTimes struct {
+	firstStart, lastStart, lastDone time.Time
+}
+
+// perSecond is the rate of n events from first to last: n-1 intervals.
+func perSecond(n int, first, last time.Time) float64 {
+	return float64(n-1) / max(last.Sub(first).Seconds(), 1e-9)
 }
 
 // update calls customers_update and checks that it answered the changed

@@ -37,13 +37,17 @@ func register(a *adapter.Adapter, st *store) {
 	// Per user: each signed-in user watches their own orders (users.go).
 	adapter.Live(a, "my_orders", "Your own orders, oldest first (sign in with a bearer token).", s.myOrders)
 
-	// Commands may write: tools only. Each calls ChangedContext after its
-	// commit, with its request's context: a trace of the request then
-	// leads to the re-runs and notifications it caused.
+	// Commands may write: tools only, named in writeCommands. Each calls
+	// ChangedContext after its commit, with its request's context: a trace
+	// of the request then leads to the re-runs and notifications it caused.
 	adapter.Command(a, "customers_create", "Create a customer.", s.createCustomer)
 	adapter.Command(a, "customers_update", "Change a customer's name or email.", s.updateCustomer)
 	adapter.Command(a, "orders_create", "Record an order for a customer.", s.createOrder)
 }
+
+// writeCommands are the commands that write, which the read gate lets
+// pass (gate.go).
+var writeCommands = []string{"customers_create", "customers_update", "orders_create"}
 
 // shop holds what the commands need: the data, and the adapter to tell about
 // writes.

@@ -45,8 +45,9 @@ type mcpTransport struct {
 }
 
 // newMCPTransport builds the MCP endpoint: the one place that chooses the
-// transport and its settings.
-func newMCPTransport(a *adapter.Adapter, logger *slog.Logger) *mcpTransport {
+// transport and its settings. reads is how many resources/read it takes
+// in at a time (gateReads).
+func newMCPTransport(a *adapter.Adapter, logger *slog.Logger, reads int) *mcpTransport {
 	ids := newSessionIDs()
 	// One bounded store of events serves mcp-go's streams and the
 	// adapter's notifications: a client whose GET stream broke resumes it
@@ -59,8 +60,11 @@ func newMCPTransport(a *adapter.Adapter, logger *slog.Logger) *mcpTransport {
 		server.WithHeartbeatInterval(heartbeat),
 		server.WithEventStore(events),
 	)
+	mcp := a.HTTPHandler(ids.guardStreams(streamable), adapter.WithEventStore(events))
 	return &mcpTransport{
-		Handler:    authenticate(a.HTTPHandler(ids.guardStreams(streamable), adapter.WithEventStore(events))),
+		// Reads wait their turn before the transport takes them in
+		// (gate.go).
+		Handler:    authenticate(gateReads(reads, mcp)),
 		streamable: streamable,
 	}
 }
@@ -69,7 +73,7 @@ func newMCPTransport(a *adapter.Adapter, logger *slog.Logger) *mcpTransport {
 // ends, then shuts down gracefully. On PostgreSQL, /healthz/feed reports the
 // change feed.
 func serveHTTP(ctx context.Context, ln net.Listener, inst *instance, logger *slog.Logger) error {
-	mcpHandler := newMCPTransport(inst.a, logger)
+	mcpHandler := newMCPTransport(inst.a, logger, 4*gateSize(inst.st.db))
 	// Stops the idle-session sweeper and ends the sessions left.
 	defer mcpHandler.streamable.Shutdown(context.Background())
 	mux := http.NewServeMux()

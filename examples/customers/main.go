@@ -8,6 +8,8 @@
 //	go run ./examples/customers -db shop.db    # keep the data in a file
 //	go run ./examples/customers -postgres postgres://localhost/shop -addr :8081
 //	                                           # PostgreSQL, shared by many instances
+//	go run ./examples/customers -pprof 127.0.0.1:6060
+//	                                           # and Go's profiler, on loopback (pprof.go)
 //
 // Start reading at commands.go, and args.go for what each command takes;
 // store.go, seed.go and queries.go are ordinary database/sql code that knows
@@ -44,8 +46,10 @@ type config struct {
 	// trustedProxies are the load balancers whose X-Forwarded-For names
 	// the client (clientaddr.go), as the flag spells them.
 	trustedProxies string
-	stdio          bool
-	inspect        bool
+	// pprof is where the profiler listens (pprof.go); "" for nowhere.
+	pprof   string
+	stdio   bool
+	inspect bool
 }
 
 func main() {
@@ -77,6 +81,7 @@ func parseFlags(args []string, errOut io.Writer) (config, error) {
 		"shared by every instance started with it (see docs/many-instances.md)")
 	fs.StringVar(&cfg.trustedProxies, "trusted-proxy", "", "`addresses` or CIDR networks of the load balancers in front (comma-separated): their\n"+
 		"X-Forwarded-For names the client, whose address keys the per-client subscription cap")
+	fs.StringVar(&cfg.pprof, "pprof", "", "loopback `address` to serve Go's profiler on (net/http/pprof, at /debug/pprof/); off by default")
 	fs.BoolVar(&cfg.stdio, "stdio", false, "serve MCP on stdin/stdout instead of HTTP")
 	fs.BoolVar(&cfg.inspect, "inspect", false, "print what each command became (tool, resource, template) and exit")
 	if err := fs.Parse(args); err != nil {
@@ -90,6 +95,9 @@ func parseFlags(args []string, errOut io.Writer) (config, error) {
 		err = errors.New("-db and -postgres name two databases: choose one")
 	default:
 		_, err = parseTrustedProxies(cfg.trustedProxies)
+	}
+	if err == nil && cfg.pprof != "" {
+		err = checkPprofAddr(cfg.pprof)
 	}
 	if err != nil {
 		fmt.Fprintln(errOut, err)
@@ -113,6 +121,14 @@ func run(ctx context.Context, cfg config, stdin io.Reader, stdout io.Writer, log
 			logger.Warn("closing", "err", err)
 		}
 	}()
+
+	if cfg.pprof != "" && !cfg.inspect {
+		stopPprof, err := servePprof(ctx, cfg.pprof, logger)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
+	}
 
 	switch {
 	case cfg.inspect:
@@ -199,7 +215,8 @@ func newAdapter(st *store, logger *slog.Logger, opts ...adapter.Option) *adapter
 			"or app://customers_show/1, and subscribe to them to hear about changes."),
 	)
 	logCalls := middleware.Log(logger, middleware.LogLevels(slog.LevelInfo, slog.LevelWarn))
-	base := append([]adapter.Option{adapter.WithLogger(logger), adapter.WithMiddleware(logCalls)}, userOptions()...)
+	gate := readGate(gateSize(st.db), writeCommands...) // gate.go
+	base := append([]adapter.Option{adapter.WithLogger(logger), adapter.WithMiddleware(logCalls, gate)}, userOptions()...)
 	a := adapter.Wrap(srv, append(base, opts...)...)
 	register(a, st)
 	return a

@@ -85,6 +85,10 @@ func (p *Process) Kill() error {
 	}
 }
 
+// Pid is the example's process ID, for reading what the kernel counts of
+// it (/proc/PID/stat, /proc/PID/status).
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Log is what the example has logged so far, its last 64 KiB at most.
 func (p *Process) Log() string { return p.log.String() }
 

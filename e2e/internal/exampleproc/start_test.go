@@ -58,7 +58,7 @@ func fakeExample(mode string) int {
 	}
 	defer ln.Close()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	logger.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
+	logger.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp", "pid", os.Getpid())
 	select {
 	case <-ctx.Done():
 	case <-time.After(time.Minute): // never outlive a broken test
@@ -114,6 +114,9 @@ func TestStart(t *testing.T) {
 					if err := p.Kill(); err != nil {
 						tb.Errorf("Kill of an exited process: %v", err)
 					}
+				}
+				if pid := fmt.Sprintf("pid=%d\n", p.Pid()); !strings.Contains(p.Log(), pid) {
+					tb.Errorf("Pid() = %d; the example logged %q", p.Pid(), p.Log())
 				}
 				if want := strings.TrimPrefix(url, "http://"); !strings.HasSuffix(want, "/mcp") || p.Addr()+"/mcp" != want {
 					tb.Errorf("Addr() = %q for URL %q", p.Addr(), url)
