@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcplive/adapter/internal/digest"
 )
 
 // delivery is the registry's part in getting notifications out of the
@@ -95,8 +96,10 @@ type conn struct {
 	// The rest of a notification is the same for all (resourceUpdated).
 	notes []mcp.NotificationParams
 	// versions are the versions the slots' next notifications carry, by
-	// sub.slot, for streams that ask for them (setVersionLocked).
-	versions []string
+	// sub.slot, for streams that ask for them (setVersionLocked): digests,
+	// spelled out (versionText) only when a notification is made, so that
+	// a subscription holds no text of its own.
+	versions []slotVersion
 	queue    []int32 // slots with a notification pending, oldest first
 	// pending has bit i set when slot i is in queue.
 	pending    []uint64
@@ -222,7 +225,7 @@ func (c *conn) releaseSlotLocked(sb *sub) {
 	c.slots[sb.slot].gone.Store(true)
 	c.slots[sb.slot] = nil
 	c.notes[sb.slot] = mcp.NotificationParams{}
-	c.setVersionLocked(sb.slot, "")
+	c.setVersionLocked(sb.slot, slotVersion{})
 	if c.slotEnded != nil {
 		close(c.slotEnded)
 		c.slotEnded = nil
@@ -231,17 +234,33 @@ func (c *conn) releaseSlotLocked(sb *sub) {
 	c.freeSlots = append(c.freeSlots, sb.slot)
 }
 
+// slotVersion is the version a slot's next notification carries, if set.
+type slotVersion struct {
+	d   digest.Digest
+	set bool
+}
+
+// versionOf is the slotVersion of a query's result, q.digest.
+func versionOf(q *query) slotVersion { return slotVersion{d: q.digest, set: true} }
+
 // setVersionLocked makes v the version the next notification of slot
-// carries; "" is none. Versions are kept apart from the slots, for the
-// streams that ask for them alone: most never do. Guarded as the outbox is.
-func (c *conn) setVersionLocked(slot int32, v string) {
-	if v == "" && int(slot) >= len(c.versions) {
+// carries; the zero slotVersion is none. Versions are kept apart from the
+// slots, for the streams that ask for them alone: most never do. Guarded
+// as the outbox is.
+func (c *conn) setVersionLocked(slot int32, v slotVersion) {
+	if !v.set && int(slot) >= len(c.versions) {
 		return
 	}
 	if int(slot) >= len(c.versions) {
-		c.versions = append(c.versions, make([]string, int(slot)+1-len(c.versions))...)
+		c.versions = append(c.versions, make([]slotVersion, int(slot)+1-len(c.versions))...)
 	}
 	c.versions[slot] = v
+}
+
+// hasVersionLocked reports whether the next notification of slot carries
+// a version. Guarded as the outbox is.
+func (c *conn) hasVersionLocked(slot int32) bool {
+	return int(slot) < len(c.versions) && c.versions[slot].set
 }
 
 // pushLocked appends slot to c's outbox. c.mu is held.
@@ -262,8 +281,8 @@ func (c *conn) noteLocked(slot int32) mcp.JSONRPCNotification {
 	if p.AdditionalFields == nil {
 		*p = c.slots[slot].sb.notificationParams()
 	}
-	if int(slot) < len(c.versions) && c.versions[slot] != "" {
-		v := c.versions[slot]
+	if c.hasVersionLocked(slot) {
+		v := versionText(c.versions[slot].d)
 		// Its own _meta, with the version: the stream's is shared.
 		withVersion := *p
 		withVersion.Meta = make(map[string]any, len(p.Meta)+1)
@@ -277,7 +296,7 @@ func (c *conn) noteLocked(slot int32) mcp.JSONRPCNotification {
 // uriOnlyLocked reports whether the next notification of slot carries
 // its URI alone: no subscription id, no version. c.mu is held.
 func (c *conn) uriOnlyLocked(slot int32) bool {
-	return c.slots[slot].sb.st.id == nil && (int(slot) >= len(c.versions) || c.versions[slot] == "")
+	return c.slots[slot].sb.st.id == nil && !c.hasVersionLocked(slot)
 }
 
 // outNote is a notification taken from an outbox, with the slot of the
@@ -314,9 +333,9 @@ func (c *conn) takeLocked(batch []outNote) []outNote {
 // (enqueueUnderRegistryLocked).
 func (r *liveRegistry) enqueueLocked(ref subRef) {
 	c := ref.c
-	var version string
+	var version slotVersion
 	if ref.sb.st.versions {
-		version = ref.sb.q.versionLocked()
+		version = versionOf(ref.sb.q)
 	}
 	if c.underRegistry {
 		c.setVersionLocked(ref.slot, version)
@@ -716,7 +735,7 @@ func (r *liveRegistry) catchUpLocked(c *conn) {
 	defer c.mu.Unlock()
 	for _, sb := range c.legacy.subs {
 		if c.legacy.versions {
-			c.setVersionLocked(sb.slot, sb.q.versionLocked())
+			c.setVersionLocked(sb.slot, versionOf(sb.q))
 		}
 		if !c.pendingLocked(sb.slot) {
 			c.pushLocked(sb.slot)

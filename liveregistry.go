@@ -3,6 +3,8 @@ package adapter
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -119,10 +121,6 @@ type query struct {
 	key  queryKey
 	args any             // decoded and validated once, when it was created
 	raw  json.RawMessage // key.args, as the middleware chain sees it
-	// version is its digest as text (versionLocked), for the digest
-	// versionOf says.
-	version   string
-	versionOf digest.Digest
 	// values are those its re-runs carry, with a scope (WithScope): the
 	// request's that made it, detached from its cancellation (scopeValues);
 	// nil without a scope, for the registry's (runner.liveCtx).
@@ -729,15 +727,11 @@ const (
 	MetaVersions = "io.github.mcplive/versions"
 )
 
-// versionText is the text of a version.
+// versionText is the text of a version: d's two words in hexadecimal,
+// each of 16 digits.
 func versionText(d digest.Digest) string {
-	return fmt.Sprintf("%016x%016x", d[0], d[1])
-}
-
-// versionLocked is q's version, made once per digest.
-func (q *query) versionLocked() string {
-	if q.version == "" || q.versionOf != q.digest {
-		q.version, q.versionOf = versionText(q.digest), q.digest
-	}
-	return q.version
+	var raw [16]byte
+	binary.BigEndian.PutUint64(raw[:8], d[0])
+	binary.BigEndian.PutUint64(raw[8:], d[1])
+	return hex.EncodeToString(raw[:])
 }

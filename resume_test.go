@@ -18,6 +18,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+	"github.com/mcplive/adapter/internal/digest"
 )
 
 func TestEventStore(t *testing.T) {
@@ -656,5 +657,23 @@ func TestGetStreamNotificationCarriesItsVersion(t *testing.T) {
 			t.Errorf("the notification %s; want items_show/1 with its current version", data)
 		}
 		return
+	}
+}
+
+// A version is the digest's two words in hexadecimal, 16 digits each,
+// whatever their leading zeros.
+func TestVersionText(t *testing.T) {
+	tests := []struct {
+		d    digest.Digest
+		want string
+	}{
+		{digest.Digest{0, 0}, "00000000000000000000000000000000"},
+		{digest.Digest{1, 2}, "00000000000000010000000000000002"},
+		{digest.Digest{0xdeadbeef, 0xffffffffffffffff}, "00000000deadbeefffffffffffffffff"},
+	}
+	for _, tt := range tests {
+		if got := versionText(tt.d); got != tt.want {
+			t.Errorf("versionText(%x) = %q, want %q", tt.d, got, tt.want)
+		}
 	}
 }

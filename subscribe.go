@@ -269,7 +269,7 @@ func (r *liveRegistry) fileLocked(ctx context.Context, s *stream, rs *readState,
 	q.subs = append(q.subs, ref)
 	s.subs[rs.uri] = sb
 	r.subs++
-	if rs.want != "" && rs.want != q.versionLocked() {
+	if rs.want != "" && rs.want != versionText(q.digest) {
 		// The client saw another result than this: it hears at once.
 		r.enqueueLocked(ref)
 	}
