@@ -65,6 +65,10 @@ type conn struct {
 	n int
 	// held: its notifications wait for the round of re-runs.
 	held bool
+	// versioned: a stream of it asks for versions (stream.versions), so
+	// that a fan-out looks no further than the conn for the streams that
+	// do not. Guarded by the registry's mutex; never cleared.
+	versioned bool
 	// underRegistry: held, with no delivery under way. Only
 	// goroutines holding the registry's mutex touch the outbox then, so
 	// enqueueLocked queues without taking mu: on a fan-out, a lock for
@@ -334,7 +338,7 @@ func (c *conn) takeLocked(batch []outNote) []outNote {
 func (r *liveRegistry) enqueueLocked(ref subRef) {
 	c := ref.c
 	var version slotVersion
-	if ref.sb.st.versions {
+	if c.versioned && ref.sb.st.versions {
 		version = versionOf(ref.sb.q)
 	}
 	if c.underRegistry {

@@ -340,6 +340,7 @@ func (r *liveRegistry) openListen(ctx context.Context, session server.ClientSess
 	}
 	s := &stream{c: c, id: id, done: ctx.Done(), req: req, subs: make(map[string]*sub), closer: listenCloserFrom(ctx), versions: versions}
 	c.streams[s] = struct{}{}
+	c.versioned = c.versioned || versions
 	return s
 }
 
@@ -438,6 +439,7 @@ func (r *liveRegistry) openLegacy(ctx context.Context, session server.ClientSess
 		}
 		// A client that names a version once hears versions from then on.
 		c.legacy.versions = c.legacy.versions || versions
+		c.versioned = c.versioned || versions
 		return c.legacy, nil
 	}
 }
