@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcplive/adapter/e2e/internal/loadkit"
 )
 
 const (
@@ -146,7 +148,7 @@ func TestChaos(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, uint64(i+1)))
 		chaos.Go(func() { runChaos(ctx, m.proxy, rng, quiet, stop, counts, m.cuts) })
 	}
-	writes := newWriteLog()
+	writes := loadkit.NewWriteLog()
 	plan := writePlan(sc.writes()+watched, rand.New(rand.NewPCG(seed, 0)))
 	chaosFrom := time.Now()
 	span, err := write(ctx, writer, plan[:sc.writes()], sc.writesPerSecond, writes)
@@ -309,7 +311,7 @@ type kindFigures struct {
 
 // measure gathers the figures of a run: each client's tally and
 // staleness, and the cuts.
-func measure(members []*member, final map[string]string, writes *writeLog, counts *cutCounts, from, to, quietFrom, quietTo time.Time) figures {
+func measure(members []*member, final map[string]string, writes *loadkit.WriteLog, counts *cutCounts, from, to, quietFrom, quietTo time.Time) figures {
 	f := figures{clients: len(members), kinds: make(map[string]*kindFigures), fewestCuts: -1}
 	f.cuts = cutSummary{counts.cuts.Load(), counts.links.Load(), counts.by[cutReset].Load(), counts.by[cutClose].Load(), counts.by[cutSilent].Load()}
 	for _, m := range members {
@@ -374,7 +376,7 @@ func (f figures) summary() string {
 	}
 	settled := "never"
 	if f.settled > 0 {
-		settled = ms(f.settled).String()
+		settled = loadkit.Ms(f.settled).String()
 	}
 	t := f.total
 	first := f.writes - watched
@@ -384,10 +386,10 @@ func (f figures) summary() string {
 		"notifications=%d (replays %d, answering no new write %d, in the quiet %d) dup-ids=%d rereads=%d retried=%d "+
 		"write-start-to-notification p50=%v p99=%v max=%v (n=%d) stale=%d (behind %d) settled-after-last-write=%s problems=%d wall=%v",
 		f.seed, f.clients, strings.Join(kinds, ", "), f.subscriptions, f.writes, first, float64(first-1)/max(f.span.Seconds(), 1e-9), f.span.Seconds(), f.quietFor.Seconds(), watched,
-		f.cuts.cuts, f.cuts.reset, f.cuts.close, f.cuts.silent, f.cuts.links, f.fewestCuts, ms(f.longestGap),
+		f.cuts.cuts, f.cuts.reset, f.cuts.close, f.cuts.silent, f.cuts.links, f.fewestCuts, loadkit.Ms(f.longestGap),
 		t.reconnects, t.resumes, t.restored, t.afresh, t.relistens, t.sessions,
 		t.notifications, t.replays, t.extra, t.quiet, t.dups, t.reads, t.retried,
-		ms(percentile(lat, 50)), ms(percentile(lat, 99)), ms(percentile(lat, 100)), len(lat),
+		loadkit.Ms(loadkit.Percentile(lat, 50)), loadkit.Ms(loadkit.Percentile(lat, 99)), loadkit.Ms(loadkit.Percentile(lat, 100)), len(lat),
 		f.stale, f.behind, settled, f.nProblems, f.wall.Round(100*time.Millisecond))
 }
 
@@ -401,7 +403,7 @@ func (f figures) byKind() string {
 		lat := slices.Sorted(slices.Values(kf.t.latencies))
 		fmt.Fprintf(&b, "%-28s %7d %6d %7d %6d %7d %6d %8d %8d %8d %7d %8d %5d %9v %9v\n", k, kf.clients, kf.t.notifications, kf.t.replays, kf.t.extra, kf.t.reads, kf.stale,
 			kf.t.resumes, kf.t.restored, kf.t.afresh, kf.t.relistens, kf.t.sessions, kf.t.dups,
-			ms(percentile(lat, 50)), ms(percentile(lat, 99)))
+			loadkit.Ms(loadkit.Percentile(lat, 50)), loadkit.Ms(loadkit.Percentile(lat, 99)))
 	}
 	return b.String()
 }

@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/mcplive/adapter/e2e/internal/exampleproc v0.0.0-00010101000000-000000000000
+	github.com/mcplive/adapter/e2e/internal/loadkit v0.0.0-00010101000000-000000000000
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	go.uber.org/goleak v1.3.0
 )
@@ -12,8 +13,8 @@ require (
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
@@ -21,4 +22,7 @@ require (
 	golang.org/x/tools v0.52.0 // indirect
 )
 
-replace github.com/mcplive/adapter/e2e/internal/exampleproc => ../internal/exampleproc
+replace (
+	github.com/mcplive/adapter/e2e/internal/exampleproc => ../internal/exampleproc
+	github.com/mcplive/adapter/e2e/internal/loadkit => ../internal/loadkit
+)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcplive/adapter/e2e/internal/loadkit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -446,7 +447,7 @@ func showResult(uri string, res *mcp.ReadResourceResult) (read, error) {
 		ID   int64  `json:"id"`
 		Name string `json:"name"`
 	}
-	id, _ := showID(uri)
+	id, _ := loadkit.ShowID(uri)
 	if err := json.Unmarshal([]byte(res.Contents[0].Text), &got); err != nil || got.ID != id || got.Name == "" {
 		return read{}, fmt.Errorf("read %s: %.200q is not customer %d with a name", uri, res.Contents[0].Text, id)
 	}

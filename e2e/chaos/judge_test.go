@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcplive/adapter/e2e/internal/loadkit"
 )
 
 // TestStale checks the judge: a subscription is stale unless its last
@@ -16,7 +18,7 @@ import (
 func TestStale(t *testing.T) {
 	base := time.Now()
 	at := func(ms int) time.Time { return base.Add(time.Duration(ms) * time.Millisecond) }
-	uri := showURI(1)
+	uri := loadkit.ShowURI(1)
 	final := map[string]string{uri: "new"}
 	tests := []struct {
 		name          string
@@ -31,7 +33,7 @@ func TestStale(t *testing.T) {
 		{"read an old name after it", []int{10}, []read{{uri: uri, start: at(11), name: "old"}}, 1, 0, `read since "old"`},
 		{"the last read after it counts", []int{10}, []read{{uri: uri, start: at(12), name: "old"}, {uri: uri, start: at(11), name: "new"}}, 1, 0, `read since "old"`},
 		{"notified again after the final read", []int{10, 20}, []read{{uri: uri, start: at(11), name: "new"}}, 1, 1, "not read since"},
-		{"a read of another URI does not count", []int{10}, []read{{uri: showURI(2), start: at(11), name: "new"}}, 1, 1, "not read since"},
+		{"a read of another URI does not count", []int{10}, []read{{uri: loadkit.ShowURI(2), start: at(11), name: "new"}}, 1, 1, "not read since"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -56,19 +58,19 @@ func TestStale(t *testing.T) {
 func TestTally(t *testing.T) {
 	base := time.Now()
 	at := func(ms int) time.Time { return base.Add(time.Duration(ms) * time.Millisecond) }
-	uri := showURI(1)
-	writes := newWriteLog()
+	uri := loadkit.ShowURI(1)
+	writes := loadkit.NewWriteLog()
 	for _, ms := range []int{0, 100, 300} {
-		writes.started(1, at(ms))
+		writes.Started(1, at(ms))
 	}
-	l := newClientLog("c", "k", []string{uri, showURI(2)}, make(chan struct{}, 1))
+	l := newClientLog("c", "k", []string{uri, loadkit.ShowURI(2)}, make(chan struct{}, 1))
 	l.opened(openFirst, at(-10), nil)
-	l.noted(uri, at(50))                                  // answers the write at 0: live, 50 ms
-	l.opened(openResume, at(150), nil)                    // the write at 100 went unheard
-	l.noted(uri, at(160))                                 // answers it: a replay, 60 ms
-	l.noted(uri, at(170))                                 // answers nothing new
-	l.opened(openRelisten, at(305), []string{showURI(2)}) // of another URI
-	l.noted(uri, at(310))                                 // answers the write at 300, live
+	l.noted(uri, at(50))                                          // answers the write at 0: live, 50 ms
+	l.opened(openResume, at(150), nil)                            // the write at 100 went unheard
+	l.noted(uri, at(160))                                         // answers it: a replay, 60 ms
+	l.noted(uri, at(170))                                         // answers nothing new
+	l.opened(openRelisten, at(305), []string{loadkit.ShowURI(2)}) // of another URI
+	l.noted(uri, at(310))                                         // answers the write at 300, live
 	l.opened(openAfresh, at(400), nil)
 	l.count(&l.restored)
 	got := l.tally(writes, at(165), at(200))

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/mcplive/adapter/e2e/internal/loadkit"
 )
 
 const (
@@ -19,26 +19,13 @@ const (
 	perClient = 8
 )
 
-// showURI is customer id's URI.
-func showURI(id int64) string { return "app://customers_show/" + strconv.FormatInt(id, 10) }
-
-// showID returns the customer of an app://customers_show/{id} URI.
-func showID(uri string) (int64, bool) {
-	rest, ok := strings.CutPrefix(uri, "app://customers_show/")
-	if !ok {
-		return 0, false
-	}
-	id, err := strconv.ParseInt(rest, 10, 64)
-	return id, err == nil
-}
-
 // clientURIs are the URIs client n watches: perClient consecutive
 // customers of the watched ones, from the 7n-th on (7 is prime to 20:
 // the clients start everywhere), wrapping round.
 func clientURIs(n int) []string {
 	uris := make([]string, perClient)
 	for k := range uris {
-		uris[k] = showURI(int64(1 + (n*7+k)%watched))
+		uris[k] = loadkit.ShowURI(int64(1 + (n*7+k)%watched))
 	}
 	return uris
 }
@@ -75,7 +62,7 @@ func writePlan(n int, rng *rand.Rand) []change {
 func finalNames(plan []change) map[string]string {
 	final := make(map[string]string, watched)
 	for _, ch := range plan {
-		final[showURI(ch.id)] = ch.name
+		final[loadkit.ShowURI(ch.id)] = ch.name
 	}
 	return final
 }
@@ -106,7 +93,7 @@ func TestPlan(t *testing.T) {
 		}
 	}
 	final := finalNames(plan)
-	if len(final) != watched || final[showURI(plan[len(plan)-1].id)] != plan[len(plan)-1].name {
+	if len(final) != watched || final[loadkit.ShowURI(plan[len(plan)-1].id)] != plan[len(plan)-1].name {
 		t.Errorf("finalNames = %v: want every watched customer, the last write's name for its customer", final)
 	}
 	// Every watched customer is watched by some client, wrapping round.
@@ -117,7 +104,7 @@ func TestPlan(t *testing.T) {
 			t.Fatalf("client %d watches %d URIs, want %d", n, len(uris), perClient)
 		}
 		for _, u := range uris {
-			id, ok := showID(u)
+			id, ok := loadkit.ShowID(u)
 			if !ok || id < 1 || id > watched {
 				t.Errorf("client %d watches %q, not a watched customer", n, u)
 			}

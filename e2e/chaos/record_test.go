@@ -2,12 +2,12 @@ package chaos
 
 import (
 	"fmt"
-	"math"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcplive/adapter/e2e/internal/loadkit"
 )
 
 // An openKind is what a stream opening was.
@@ -248,7 +248,7 @@ func (o open) reopened() bool {
 // notification: from the start of the oldest write of its customer that
 // no earlier notification of the URI answered, to its arrival. Writes
 // paused from quietFrom to quietTo.
-func (l *clientLog) tally(writes *writeLog, quietFrom, quietTo time.Time) tally {
+func (l *clientLog) tally(writes *loadkit.WriteLog, quietFrom, quietTo time.Time) tally {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	t := tally{notifications: len(l.notes), reads: len(l.reads), retried: l.retried, restored: l.restored, dups: l.dups,
@@ -282,11 +282,11 @@ func (l *clientLog) tally(writes *writeLog, quietFrom, quietTo time.Time) tally 
 				reopen = i
 			}
 		}
-		id, ok := showID(n.uri)
+		id, ok := loadkit.ShowID(n.uri)
 		if !ok {
 			continue
 		}
-		upTo, oldest := writes.pending(id, covered[n.uri], n.at)
+		upTo, oldest := writes.Pending(id, covered[n.uri], n.at)
 		if oldest.IsZero() {
 			t.extra++
 		} else {
@@ -300,49 +300,3 @@ func (l *clientLog) tally(writes *writeLog, quietFrom, quietTo time.Time) tally 
 	}
 	return t
 }
-
-// writeLog records when each write of a customer started, for the
-// write-to-notification latency. Writes of one customer start in order
-// (one writer), so each customer's list is sorted.
-type writeLog struct {
-	mu     sync.RWMutex
-	starts map[int64][]time.Time
-}
-
-func newWriteLog() *writeLog { return &writeLog{starts: make(map[int64][]time.Time)} }
-
-func (w *writeLog) started(id int64, at time.Time) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.starts[id] = append(w.starts[id], at)
-}
-
-// pending says, for a subscription to customer id whose notifications
-// accounted for its first covered writes, which writes a notification
-// arriving at at answers: those that started before at. It returns how
-// many writes of the customer started before at, and when the oldest of
-// them not accounted for started (zero when none: the notification
-// answers no new write).
-func (w *writeLog) pending(id int64, covered int, at time.Time) (upTo int, oldest time.Time) {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	starts := w.starts[id]
-	upTo = sort.Search(len(starts), func(i int) bool { return !starts[i].Before(at) })
-	if upTo <= covered {
-		return upTo, time.Time{}
-	}
-	return upTo, starts[covered]
-}
-
-// percentile returns the p-th percentile (0 < p <= 100) of sorted by the
-// nearest-rank method; 0 for no values.
-func percentile(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	rank := int(math.Ceil(float64(len(sorted)) * p / 100))
-	return sorted[min(max(rank, 1), len(sorted))-1]
-}
-
-// ms rounds d for printing.
-func ms(d time.Duration) time.Duration { return d.Round(100 * time.Microsecond) }

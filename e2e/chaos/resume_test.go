@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcplive/adapter/e2e/internal/loadkit"
 )
 
 // heardBound bounds how long a change takes to be heard after a drop:
@@ -74,7 +76,7 @@ func TestResumeWithoutAnEventID(t *testing.T) {
 		if err := rename(ctx, writer, change{id: id, name: name}); err != nil {
 			return err
 		}
-		uri := showURI(id)
+		uri := loadkit.ShowURI(id)
 		deadline := time.NewTimer(heardBound)
 		defer deadline.Stop()
 		for {
@@ -99,7 +101,7 @@ func TestResumeWithoutAnEventID(t *testing.T) {
 	if err := rename(ctx, writer, change{id: 2, name: "Chaos 2.seen"}); err != nil {
 		t.Fatal(err)
 	}
-	awaitHeard(t, log.heard, showURI(2))
+	awaitHeard(t, log.heard, loadkit.ShowURI(2))
 	if err := dropAndChange(3, "Chaos 3.after"); err != nil {
 		t.Errorf("after the client read an event: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcplive/adapter/e2e/internal/loadkit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -35,7 +36,7 @@ func direct(ctx context.Context, endpoint string) (*mcp.ClientSession, *http.Tra
 // independent writers would, and notes in log when each started. It
 // returns once every write has returned, with how long the starts took
 // from the first to the last.
-func write(ctx context.Context, cs *mcp.ClientSession, plan []change, perSecond int, log *writeLog) (time.Duration, error) {
+func write(ctx context.Context, cs *mcp.ClientSession, plan []change, perSecond int, log *loadkit.WriteLog) (time.Duration, error) {
 	interval := time.Second / time.Duration(perSecond)
 	errs := make([]error, len(plan))
 	var wg sync.WaitGroup
@@ -51,7 +52,7 @@ func write(ctx context.Context, cs *mcp.ClientSession, plan []change, perSecond 
 			return 0, fmt.Errorf("write %d of %d: %w", i+1, len(plan), ctx.Err())
 		}
 		last = time.Now()
-		log.started(ch.id, last)
+		log.Started(ch.id, last)
 		wg.Go(func() {
 			if err := rename(ctx, cs, ch); err != nil {
 				errs[i] = fmt.Errorf("write %d of %d: %w", i+1, len(plan), err)
@@ -94,7 +95,7 @@ func rename(ctx context.Context, cs *mcp.ClientSession, ch change) error {
 func readTruth(ctx context.Context, cs *mcp.ClientSession) (map[string]string, error) {
 	truth := make(map[string]string, watched)
 	for id := int64(1); id <= watched; id++ {
-		uri := showURI(id)
+		uri := loadkit.ShowURI(id)
 		cctx, cancel := context.WithTimeout(ctx, callTimeout)
 		res, err := cs.ReadResource(cctx, &mcp.ReadResourceParams{URI: uri})
 		cancel()

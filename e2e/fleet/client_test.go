@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcplive/adapter/e2e/internal/loadkit"
 )
 
 // The protocol eras. The test pins each client's, so that a newer mcp-go
@@ -25,7 +26,7 @@ const (
 
 // callTimeout bounds every request and every wait for something the
 // server should send.
-const callTimeout = 15 * time.Second
+const callTimeout = loadkit.CallTimeout
 
 // clientAddr is the loopback address client number n connects from. Every
 // client has its own, as agents on their own machines would: behind the
@@ -79,11 +80,11 @@ type dialOptions struct {
 // dial connects an mcp-go client to url over rt and initializes it on
 // o.era. life is the client's lifetime: its GET stream, if any, listens
 // until life ends or the client is closed.
-func dial(life context.Context, url string, rt http.RoundTripper, p *problems, o dialOptions) (*client.Client, *streamWatch, error) {
+func dial(life context.Context, url string, rt http.RoundTripper, p *loadkit.Problems, o dialOptions) (*client.Client, *streamWatch, error) {
 	watch := &streamWatch{base: rt, onEnd: o.onStreamEnd, opened: make(map[string]chan struct{}), gone: make(map[string]bool)}
 	opts := []transport.StreamableHTTPCOption{
 		transport.WithHTTPBasicClient(&http.Client{Transport: watch}),
-		transport.WithHTTPLogger(p.transportLogger(o.name, o.excused)),
+		transport.WithHTTPLogger(p.TransportLogger(o.name, o.excused)),
 	}
 	if o.getStream {
 		opts = append(opts, transport.WithContinuousListening())
@@ -214,25 +215,6 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 		})
 	}
 	return n, err
-}
-
-// readText reads uri on c and returns its one text content, which the
-// example's resources always are.
-func readText(ctx context.Context, c *client.Client, uri string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, callTimeout)
-	defer cancel()
-	res, err := c.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: uri}})
-	if err != nil {
-		return "", fmt.Errorf("read %s: %w", uri, err)
-	}
-	if len(res.Contents) != 1 {
-		return "", fmt.Errorf("read %s: %d contents, want 1", uri, len(res.Contents))
-	}
-	text, ok := mcp.AsTextResourceContents(res.Contents[0])
-	if !ok || text.URI != uri {
-		return "", fmt.Errorf("read %s: got %#v, want one text content with that uri", uri, res.Contents[0])
-	}
-	return text.Text, nil
 }
 
 // sessionGone reports whether err says the server does not know the

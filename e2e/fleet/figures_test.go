@@ -2,10 +2,10 @@ package fleet
 
 import (
 	"fmt"
-	"math"
 	"slices"
-	"testing"
 	"time"
+
+	"github.com/mcplive/adapter/e2e/internal/loadkit"
 )
 
 // figures are what a run measured.
@@ -65,53 +65,15 @@ func (f figures) summary() string {
 		f.writes.viaInstance+f.writes.viaDB, f.writes.viaInstance, f.writes.viaDB,
 		float64(f.writes.viaInstance+f.writes.viaDB-1)/max(f.writes.span.Seconds(), 1e-9), f.writes.span.Seconds(),
 		f.notifications, f.rereads,
-		ms(percentile(sorted, 50)), ms(percentile(sorted, 99)), ms(percentile(sorted, 100)), len(sorted),
-		ms(percentile(steady, 50)), ms(percentile(steady, 99)),
+		loadkit.Ms(loadkit.Percentile(sorted, 50)), loadkit.Ms(loadkit.Percentile(sorted, 99)), loadkit.Ms(loadkit.Percentile(sorted, 100)), len(sorted),
+		loadkit.Ms(loadkit.Percentile(steady, 50)), loadkit.Ms(loadkit.Percentile(steady, 99)),
 		f.killedLegacy+f.killedListen, f.killedLegacy, f.newSessions, f.killedListen,
-		ms(percentile(again, 50)), ms(percentile(again, 100)), ms(percentile(back, 50)), ms(percentile(back, 100)),
-		ms(percentile(backLegacy, 50)), ms(percentile(backListen, 50)),
-		ms(f.converged), f.stale, f.behind, f.stale-f.behind, f.unannounced, f.retries, f.excused, f.problems)
+		loadkit.Ms(loadkit.Percentile(again, 50)), loadkit.Ms(loadkit.Percentile(again, 100)), loadkit.Ms(loadkit.Percentile(back, 50)), loadkit.Ms(loadkit.Percentile(back, 100)),
+		loadkit.Ms(loadkit.Percentile(backLegacy, 50)), loadkit.Ms(loadkit.Percentile(backListen, 50)),
+		loadkit.Ms(f.converged), f.stale, f.behind, f.stale-f.behind, f.unannounced, f.retries, f.excused, f.problems)
 }
 
 // latency is the p-th percentile of the write-to-notification latency.
 func (f figures) latency(p float64) time.Duration {
-	return percentile(slices.Sorted(slices.Values(f.latencies)), p)
-}
-
-// ms rounds d for printing.
-func ms(d time.Duration) time.Duration { return d.Round(100 * time.Microsecond) }
-
-// percentile returns the p-th percentile (0 < p <= 100) of sorted by the
-// nearest-rank method: the smallest value that at least p% of the values
-// do not exceed. It is 0 for no values.
-func percentile(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	rank := int(math.Ceil(float64(len(sorted)) * p / 100))
-	return sorted[min(max(rank, 1), len(sorted))-1]
-}
-
-func TestPercentile(t *testing.T) {
-	ten := []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
-	tests := []struct {
-		name   string
-		sorted []time.Duration
-		p      float64
-		want   time.Duration
-	}{
-		{"none", nil, 50, 0},
-		{"one value is every percentile", []time.Duration{7}, 99, 7},
-		{"median of ten is the fifth", ten, 50, 5},
-		{"p99 of ten is the largest", ten, 99, 10},
-		{"p100 is the largest", ten, 100, 10},
-		{"tiny p is the smallest", ten, 0.1, 1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := percentile(tt.sorted, tt.p); got != tt.want {
-				t.Errorf("percentile(%v, %v) = %v, want %v", tt.sorted, tt.p, got, tt.want)
-			}
-		})
-	}
+	return loadkit.Percentile(slices.Sorted(slices.Values(f.latencies)), p)
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 
 	"github.com/mcplive/adapter/e2e/internal/exampleproc"
+	"github.com/mcplive/adapter/e2e/internal/loadkit"
+	"github.com/mcplive/adapter/e2e/internal/loadkit/mcpgoclient"
 	"github.com/mcplive/adapter/internal/pgtest"
 )
 
@@ -45,8 +47,8 @@ const (
 
 // fleetRun is what the clients of a run share.
 type fleetRun struct {
-	problems *problems
-	writes   *writeLog
+	problems *loadkit.Problems
+	writes   *loadkit.WriteLog
 	killedAt atomic.Int64  // unix nanoseconds of the kill; 0 before
 	progress chan struct{} // a re-read finished (capacity 1: a nudge, not a count)
 }
@@ -83,8 +85,8 @@ func TestFleet(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), runBudget)
 	defer cancel()
-	run := &fleetRun{problems: &problems{}, writes: newWriteLog(), progress: make(chan struct{}, 1)}
-	defer run.problems.report(t)
+	run := &fleetRun{problems: &loadkit.Problems{}, writes: loadkit.NewWriteLog(), progress: make(chan struct{}, 1)}
+	defer run.problems.Report(t)
 
 	// The checker reads the truth through the balancer, on 2026-07-28:
 	// without a session, it cannot lose one to the kill.
@@ -100,7 +102,7 @@ func TestFleet(t *testing.T) {
 	}
 	defer db.Close()
 
-	names, err := customerNames(ctx, checker, customerCount)
+	names, err := customerNames(ctx, checker, loadkit.CustomerCount)
 	if err != nil {
 		t.Fatalf("checker: %v", err)
 	}
@@ -112,7 +114,7 @@ func TestFleet(t *testing.T) {
 	}
 	before := placement(t, ctx, insts, subs)
 
-	plan := writePlan(sc.writes(), names)
+	plan := loadkit.WritePlan(sc.writes(), names)
 	w := newWriter(writers, db, sc.dbEvery)
 	var killedAt time.Time
 	kill := func() error {
@@ -131,9 +133,9 @@ func TestFleet(t *testing.T) {
 		t.Fatalf("checker: %v", err)
 	}
 	converged := awaitConvergence(ctx, subs, truth, lastWrite.Add(settleBound), run.progress)
-	fig, staleExamples, unannouncedExamples := measure(subs, truth, run.writes.counts(), killedAt)
+	fig, staleExamples, unannouncedExamples := measure(subs, truth, run.writes.Counts(), killedAt)
 	fig.instances, fig.writes, fig.converged = instances, counts, converged
-	fig.excused, fig.problems = run.problems.excused.Load(), run.problems.count()
+	fig.excused, fig.problems = run.problems.Excused.Load(), run.problems.Count()
 	t.Log(fig.summary())
 	fmt.Println(fig.summary()) // CI shows this line with go test -v
 
@@ -153,7 +155,7 @@ func judge(t *testing.T, fig figures, sc scale, staleExamples, unannouncedExampl
 			fig.stale, fig.subscriptions, settleBound, fig.behind, fig.stale-fig.behind, strings.Join(staleExamples, "\n  "))
 	}
 	// Each customer stays unchanged for this long after each write.
-	period := time.Duration(customerCount) * time.Second / time.Duration(sc.writesPerSecond)
+	period := time.Duration(loadkit.CustomerCount) * time.Second / time.Duration(sc.writesPerSecond)
 	switch p99 := fig.latency(99); {
 	case fig.unannounced == 0:
 	case p99 < period/2:
@@ -182,7 +184,7 @@ func judge(t *testing.T, fig figures, sc scale, staleExamples, unannouncedExampl
 	// announcements are, only when the machine kept up before the kill:
 	// reconnecting is some forty requests, each as slow as the machine.
 	back := slices.Max(append(fig.back, 0))
-	switch steady := percentile(slices.Sorted(slices.Values(fig.beforeKill)), 99); {
+	switch steady := loadkit.Percentile(slices.Sorted(slices.Values(fig.beforeKill)), 99); {
 	case back <= backBound:
 	case steady < keptUp:
 		t.Errorf("a client of the killed instance took %v to be back, more than %v, though 99%% of notifications came within %v before the kill", back, backBound, steady)
@@ -284,7 +286,7 @@ func judgeFailover(t *testing.T, ctx context.Context, insts []*exampleproc.Proce
 
 // plainClient connects a client without a stream, for writing or
 // checking, and closes it when the test ends.
-func plainClient(t *testing.T, ctx context.Context, url, era string, p *problems, name string) *client.Client {
+func plainClient(t *testing.T, ctx context.Context, url, era string, p *loadkit.Problems, name string) *client.Client {
 	t.Helper()
 	rt := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64, IdleConnTimeout: idleConnTimeout}
 	c, _, err := dial(ctx, url, rt, p, dialOptions{name: name, era: era})
@@ -302,15 +304,15 @@ func plainClient(t *testing.T, ctx context.Context, url, era string, p *problems
 // assumes.
 func checkSeed(t *testing.T, ctx context.Context, c *client.Client) {
 	t.Helper()
-	text, err := readText(ctx, c, "app://customers_index?per_page=1")
+	text, err := mcpgoclient.ReadText(ctx, c, "app://customers_index?per_page=1")
 	if err != nil {
 		t.Fatalf("checker: %v", err)
 	}
 	var page struct {
 		Total int `json:"total"`
 	}
-	if err := json.Unmarshal([]byte(text), &page); err != nil || page.Total != customerCount {
-		t.Fatalf("the example holds %.200s; the test assumes %d customers (examples/customers/seed.go)", text, customerCount)
+	if err := json.Unmarshal([]byte(text), &page); err != nil || page.Total != loadkit.CustomerCount {
+		t.Fatalf("the example holds %.200s; the test assumes %d customers (examples/customers/seed.go)", text, loadkit.CustomerCount)
 	}
 }
 
@@ -349,8 +351,8 @@ func openSubscribers(ctx, reread context.Context, url string, sc scale, names ma
 }
 
 // closeSubscribers stops the re-readers and closes every session.
-func closeSubscribers(subs []*subscriber, stopRereads context.CancelFunc, p *problems) {
-	p.closing.Store(true)
+func closeSubscribers(subs []*subscriber, stopRereads context.CancelFunc, p *loadkit.Problems) {
+	p.Closing.Store(true)
 	stopRereads()
 	var wg sync.WaitGroup
 	for _, s := range subs {
@@ -367,7 +369,7 @@ func readTruth(ctx context.Context, c *client.Client, subs []*subscriber) (map[s
 			if _, ok := truth[uri]; ok {
 				continue
 			}
-			text, err := readText(ctx, c, uri)
+			text, err := mcpgoclient.ReadText(ctx, c, uri)
 			if err != nil {
 				return nil, err
 			}

@@ -6,6 +6,7 @@ require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/mark3labs/mcp-go v1.6.0
 	github.com/mcplive/adapter/e2e/internal/exampleproc v0.0.0-00010101000000-000000000000
+	github.com/mcplive/adapter/e2e/internal/loadkit v0.0.0-00010101000000-000000000000
 	github.com/mcplive/adapter/internal/pgtest v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0
 )
@@ -19,11 +20,13 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2 // indirect
 	github.com/spf13/cast v1.7.1 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 )
 
 replace (
 	github.com/mcplive/adapter/e2e/internal/exampleproc => ../internal/exampleproc
+	github.com/mcplive/adapter/e2e/internal/loadkit => ../internal/loadkit
 	github.com/mcplive/adapter/internal/pgtest => ../../internal/pgtest
 )

@@ -13,6 +13,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcplive/adapter/e2e/internal/loadkit"
+	"github.com/mcplive/adapter/e2e/internal/loadkit/mcpgoclient"
 )
 
 // rereaders is how many re-reads of one session may be in flight at once:
@@ -109,7 +111,7 @@ func newSubscriber(life context.Context, url string, rt http.RoundTripper, era, 
 		watched: make(map[string]*subscription, len(uris)),
 	}
 	for _, uri := range uris {
-		id, _ := showID(uri)
+		id, _ := loadkit.ShowID(uri)
 		s.watched[uri] = &subscription{customer: id}
 	}
 	o := dialOptions{name: name, era: era, onNotification: s.onNotification, excused: s.excused}
@@ -134,7 +136,7 @@ func (s *subscriber) subscribe(ctx, reread context.Context) error {
 		return fmt.Errorf("%s: %w", s.name, err)
 	}
 	for _, uri := range s.uris {
-		text, err := readText(ctx, s.c, uri)
+		text, err := mcpgoclient.ReadText(ctx, s.c, uri)
 		if err != nil {
 			return fmt.Errorf("%s: first %w", s.name, err)
 		}
@@ -269,7 +271,7 @@ func (s *subscriber) loseLocked(err error) {
 	s.down = true
 	s.losses++
 	if !s.run.killed() {
-		s.run.problems.add("%s: lost its connection before any instance was killed: %v", s.name, err)
+		s.run.problems.Add("%s: lost its connection before any instance was killed: %v", s.name, err)
 	}
 	select {
 	case s.lost <- struct{}{}:
@@ -287,7 +289,7 @@ func (s *subscriber) recover(ctx context.Context) {
 		}
 		if err := s.reconnect(ctx); err != nil {
 			if ctx.Err() == nil {
-				s.run.problems.add("%s: %v", s.name, err)
+				s.run.problems.Add("%s: %v", s.name, err)
 			}
 			return
 		}
@@ -335,7 +337,7 @@ func (s *subscriber) reconnect(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("not connected and subscribed again within %v of losing its stream: %v", reconnectBudget, err)
 		}
-		s.run.problems.excused.Add(1)
+		s.run.problems.Excused.Add(1)
 		select {
 		case <-time.After(pause):
 		case <-ctx.Done():
@@ -404,13 +406,13 @@ func (s *subscriber) onNotification(n mcp.JSONRPCNotification) {
 		var params mcp.SubscriptionsAcknowledgedParams
 		raw, _ := json.Marshal(n.Params)
 		if err := json.Unmarshal(raw, &params); err != nil {
-			s.run.problems.add("%s: an acknowledgement it cannot parse: %s", s.name, raw)
+			s.run.problems.Add("%s: an acknowledgement it cannot parse: %s", s.name, raw)
 			return
 		}
 		select {
 		case s.acks <- params.Notifications.ResourceSubscriptions:
 		default:
-			s.run.problems.add("%s: a second acknowledgement: %s", s.name, raw)
+			s.run.problems.Add("%s: a second acknowledgement: %s", s.name, raw)
 		}
 	}
 }
@@ -421,7 +423,7 @@ func (s *subscriber) updated(uri string, at time.Time) {
 	defer s.mu.Unlock()
 	sub, ok := s.watched[uri]
 	if !ok {
-		s.run.problems.add("%s: notified for %q, which it did not subscribe to", s.name, uri)
+		s.run.problems.Add("%s: notified for %q, which it did not subscribe to", s.name, uri)
 		return
 	}
 	s.notifications++
@@ -429,7 +431,7 @@ func (s *subscriber) updated(uri string, at time.Time) {
 		// The notification announces the latest write of the customer
 		// that started before it arrived. Any earlier one not covered yet
 		// was followed by another write before anything announced it.
-		upTo, oldest := s.run.writes.pending(sub.customer, sub.covered, at)
+		upTo, oldest := s.run.writes.Pending(sub.customer, sub.covered, at)
 		if !oldest.IsZero() {
 			s.latencies = append(s.latencies, at.Sub(oldest))
 			if !s.run.killed() {
@@ -470,7 +472,7 @@ func (s *subscriber) reread(ctx context.Context) {
 		epoch := s.epoch
 		s.mu.Unlock()
 
-		text, err := readText(ctx, s.c, uri)
+		text, err := mcpgoclient.ReadText(ctx, s.c, uri)
 		if err != nil && ctx.Err() != nil {
 			return // the run is over
 		}
@@ -491,17 +493,17 @@ func (s *subscriber) reread(ctx context.Context) {
 			// client learns it (its GET stream's end may come later):
 			// reconnecting re-reads every URI.
 			s.loseLocked(err)
-			s.run.problems.excused.Add(1)
+			s.run.problems.Excused.Add(1)
 			sub.queued = true
 		case s.down:
-			s.run.problems.excused.Add(1)
+			s.run.problems.Excused.Add(1)
 			sub.queued = true
 		case s.run.killed() && sub.retries < retriesPerURI:
 			// Cut by the kill, presumably: in flight on the instance that
 			// died (a listen client's reads go anywhere, a legacy
 			// session's where it lives). Read it again; measure judges
 			// whether the kill explains it.
-			s.run.problems.excused.Add(1)
+			s.run.problems.Excused.Add(1)
 			if s.readRetries == 0 {
 				s.firstRetry = err
 			}
@@ -509,7 +511,7 @@ func (s *subscriber) reread(ctx context.Context) {
 			sub.retries++
 			sub.queued = true
 		default:
-			s.run.problems.add("%s: re-%v", s.name, err)
+			s.run.problems.Add("%s: re-%v", s.name, err)
 		}
 		if sub.queued {
 			s.queueLocked(uri) // notified during the read, or failed: read again

@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcplive/adapter/e2e/internal/loadkit"
+	"github.com/mcplive/adapter/e2e/internal/loadkit/mcpgoclient"
 )
 
 // customer is what customers_show reads and customers_update returns.
@@ -25,13 +27,13 @@ type customer struct {
 func customerNames(ctx context.Context, c *client.Client, n int) (map[int64]string, error) {
 	names := make(map[int64]string, n)
 	for id := int64(1); id <= int64(n); id++ {
-		text, err := readText(ctx, c, showURI(id))
+		text, err := mcpgoclient.ReadText(ctx, c, loadkit.ShowURI(id))
 		if err != nil {
 			return nil, err
 		}
 		var got customer
 		if err := json.Unmarshal([]byte(text), &got); err != nil || got.ID != id || got.Name == "" {
-			return nil, fmt.Errorf("read %s: %.200s is not customer %d with a name", showURI(id), text, id)
+			return nil, fmt.Errorf("read %s: %.200s is not customer %d with a name", loadkit.ShowURI(id), text, id)
 		}
 		names[id] = got.Name
 	}
@@ -81,7 +83,7 @@ type writeCounts struct {
 // calls kill: so every write either happened or failed the test, and the
 // instance dies with reads, streams and sessions in flight. It returns
 // once every write has returned.
-func (w *writer) write(ctx context.Context, plan []change, perSecond int, log *writeLog, killAt, victim int, kill func() error) (writeCounts, error) {
+func (w *writer) write(ctx context.Context, plan []loadkit.Change, perSecond int, log *loadkit.WriteLog, killAt, victim int, kill func() error) (writeCounts, error) {
 	interval := time.Second / time.Duration(perSecond)
 	errs := make([]error, len(plan))
 	var wg sync.WaitGroup
@@ -108,7 +110,7 @@ func (w *writer) write(ctx context.Context, plan []change, perSecond int, log *w
 		// Noted here, in plan order, so that each customer's starts are
 		// in order.
 		last = time.Now()
-		log.started(ch.id, last)
+		log.Started(ch.ID, last)
 		if w.dbEvery > 0 && (i+1)%w.dbEvery == 0 {
 			counts.viaDB++
 			wg.Go(func() {
@@ -144,15 +146,15 @@ func (w *writer) pick() int {
 
 // update calls customers_update and checks that it answered the changed
 // customer.
-func update(ctx context.Context, c *client.Client, ch change) error {
+func update(ctx context.Context, c *client.Client, ch loadkit.Change) error {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{
 		Name:      "customers_update",
-		Arguments: map[string]any{"id": ch.id, "name": ch.name, "email": ch.email},
+		Arguments: map[string]any{"id": ch.ID, "name": ch.Name, "email": ch.Email},
 	}})
 	if err != nil {
-		return fmt.Errorf("customers_update %d: %w", ch.id, err)
+		return fmt.Errorf("customers_update %d: %w", ch.ID, err)
 	}
 	var text string
 	if len(res.Content) == 1 {
@@ -161,22 +163,22 @@ func update(ctx context.Context, c *client.Client, ch change) error {
 		}
 	}
 	var got customer
-	if res.IsError || json.Unmarshal([]byte(text), &got) != nil || got != (customer{ch.id, ch.name, ch.email}) {
-		return fmt.Errorf("customers_update %d: answered (isError %v) %.300q, want the customer with name %q and email %q", ch.id, res.IsError, text, ch.name, ch.email)
+	if res.IsError || json.Unmarshal([]byte(text), &got) != nil || got != (customer{ch.ID, ch.Name, ch.Email}) {
+		return fmt.Errorf("customers_update %d: answered (isError %v) %.300q, want the customer with name %q and email %q", ch.ID, res.IsError, text, ch.Name, ch.Email)
 	}
 	return nil
 }
 
 // updateDB makes the change with SQL, in a transaction of its own.
-func (w *writer) updateDB(ctx context.Context, ch change) error {
+func (w *writer) updateDB(ctx context.Context, ch loadkit.Change) error {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	tag, err := w.db.Exec(ctx, `UPDATE customers SET name = $1, email = $2 WHERE id = $3`, ch.name, ch.email, ch.id)
+	tag, err := w.db.Exec(ctx, `UPDATE customers SET name = $1, email = $2 WHERE id = $3`, ch.Name, ch.Email, ch.ID)
 	if err != nil {
-		return fmt.Errorf("UPDATE customer %d: %w", ch.id, err)
+		return fmt.Errorf("UPDATE customer %d: %w", ch.ID, err)
 	}
 	if tag.RowsAffected() != 1 {
-		return fmt.Errorf("UPDATE customer %d: %d rows, want 1", ch.id, tag.RowsAffected())
+		return fmt.Errorf("UPDATE customer %d: %d rows, want 1", ch.ID, tag.RowsAffected())
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcplive/adapter/e2e/internal/loadkit"
 )
 
 // The protocol eras. The test pins each client's, so that a newer mcp-go
@@ -22,7 +23,7 @@ const (
 
 // callTimeout bounds every request and every wait for something the
 // server should send.
-const callTimeout = 15 * time.Second
+const callTimeout = loadkit.CallTimeout
 
 // newHTTPTransport returns the HTTP transport every client of a run
 // shares: loopback only, no proxy, and enough idle connections kept that
@@ -49,11 +50,11 @@ type dialOptions struct {
 // is the client's lifetime: its GET stream, if any, listens until life
 // ends or the client is closed. opened is closed when the GET stream has
 // been answered with 200, which is when the server can write into it.
-func dial(life context.Context, url string, rt http.RoundTripper, p *problems, o dialOptions) (c *client.Client, opened <-chan struct{}, err error) {
+func dial(life context.Context, url string, rt http.RoundTripper, p *loadkit.Problems, o dialOptions) (c *client.Client, opened <-chan struct{}, err error) {
 	watch := &streamWatch{base: rt, opened: make(chan struct{})}
 	opts := []transport.StreamableHTTPCOption{
 		transport.WithHTTPBasicClient(&http.Client{Transport: watch}),
-		transport.WithHTTPLogger(p.transportLogger(o.name)),
+		transport.WithHTTPLogger(p.TransportLogger(o.name, nil)),
 	}
 	if o.getStream {
 		opts = append(opts, transport.WithContinuousListening())
@@ -99,23 +100,4 @@ func (w *streamWatch) RoundTrip(req *http.Request) (*http.Response, error) {
 		w.once.Do(func() { close(w.opened) })
 	}
 	return resp, err
-}
-
-// readText reads uri on c and returns its one text content, which the
-// example's resources always are.
-func readText(ctx context.Context, c *client.Client, uri string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, callTimeout)
-	defer cancel()
-	res, err := c.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: uri}})
-	if err != nil {
-		return "", fmt.Errorf("read %s: %w", uri, err)
-	}
-	if len(res.Contents) != 1 {
-		return "", fmt.Errorf("read %s: %d contents, want 1", uri, len(res.Contents))
-	}
-	text, ok := mcp.AsTextResourceContents(res.Contents[0])
-	if !ok || text.URI != uri {
-		return "", fmt.Errorf("read %s: got %#v, want one text content with that uri", uri, res.Contents[0])
-	}
-	return text.Text, nil
 }

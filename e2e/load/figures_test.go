@@ -2,10 +2,10 @@ package load
 
 import (
 	"fmt"
-	"math"
 	"slices"
-	"testing"
 	"time"
+
+	"github.com/mcplive/adapter/e2e/internal/loadkit"
 )
 
 // figures are what a run measured.
@@ -50,7 +50,7 @@ func (f figures) summary() string {
 		f.writes, perSecond(f.writes, wt.firstStart, wt.lastStart), wt.lastStart.Sub(wt.firstStart).Seconds(),
 		perSecond(f.writes, wt.firstStart, wt.lastDone),
 		f.notifications, f.rereads,
-		ms(percentile(sorted, 50)), ms(percentile(sorted, 99)), ms(percentile(sorted, 100)), len(sorted),
+		loadkit.Ms(loadkit.Percentile(sorted, 50)), loadkit.Ms(loadkit.Percentile(sorted, 99)), loadkit.Ms(loadkit.Percentile(sorted, 100)), len(sorted),
 		f.stale, f.behind, f.stale-f.behind, f.unannounced, f.problems,
 		share(f.serverCPU, f.load), share(f.clientsCPU, f.load), share(f.others, f.load), 100*f.cores, f.load.Seconds(), f.peakRSS/1e6)
 }
@@ -62,49 +62,5 @@ func share(cpu, span time.Duration) float64 {
 
 // latency is the p-th percentile of the write-to-notification latency.
 func (f figures) latency(p float64) time.Duration {
-	return percentile(slices.Sorted(slices.Values(f.latencies)), p)
-}
-
-// ms rounds d for printing.
-func ms(d time.Duration) time.Duration { return d.Round(100 * time.Microsecond) }
-
-// percentile returns the p-th percentile (0 < p <= 100) of sorted by the
-// nearest-rank method: the smallest value that at least p% of the values
-// do not exceed. It is 0 for no values.
-func percentile(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	rank := int(math.Ceil(float64(len(sorted)) * p / 100))
-	return sorted[min(max(rank, 1), len(sorted))-1]
-}
-
-func TestPercentile(t *testing.T) {
-	ten := []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
-	hundred := make([]time.Duration, 100)
-	for i := range hundred {
-		hundred[i] = time.Duration(i + 1)
-	}
-	tests := []struct {
-		name   string
-		sorted []time.Duration
-		p      float64
-		want   time.Duration
-	}{
-		{"none", nil, 50, 0},
-		{"one value is every percentile", []time.Duration{7}, 99, 7},
-		{"median of ten is the fifth", ten, 50, 5},
-		{"p99 of ten is the largest", ten, 99, 10},
-		{"p100 is the largest", ten, 100, 10},
-		{"tiny p is the smallest", ten, 0.1, 1},
-		{"p99 of a hundred is the 99th", hundred, 99, 99},
-		{"p50 of a hundred is the 50th", hundred, 50, 50},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := percentile(tt.sorted, tt.p); got != tt.want {
-				t.Errorf("percentile(%v, %v) = %v, want %v", tt.sorted, tt.p, got, tt.want)
-			}
-		})
-	}
+	return loadkit.Percentile(slices.Sorted(slices.Values(f.latencies)), p)
 }

@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/mark3labs/mcp-go v1.6.0
 	github.com/mcplive/adapter/e2e/internal/exampleproc v0.0.0-00010101000000-000000000000
+	github.com/mcplive/adapter/e2e/internal/loadkit v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0
 )
 
@@ -13,10 +14,13 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/spf13/cast v1.7.1 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/tools v0.52.0 // indirect
 )
 
-replace github.com/mcplive/adapter/e2e/internal/exampleproc => ../internal/exampleproc
+replace (
+	github.com/mcplive/adapter/e2e/internal/exampleproc => ../internal/exampleproc
+	github.com/mcplive/adapter/e2e/internal/loadkit => ../internal/loadkit
+)

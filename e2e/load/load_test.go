@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mcplive/adapter/e2e/internal/loadkit"
+	"github.com/mcplive/adapter/e2e/internal/loadkit/mcpgoclient"
 )
 
 const (
@@ -53,14 +55,14 @@ func TestLoad(t *testing.T) {
 	t.Cleanup(rt.CloseIdleConnections)
 	ctx, cancel := context.WithTimeout(context.Background(), sc.budget())
 	defer cancel()
-	p := &problems{}
-	defer p.report(t)
+	p := &loadkit.Problems{}
+	defer p.Report(t)
 
 	checker := plainSession(t, ctx, url, rt, p, "checker")
 	writer := plainSession(t, ctx, url, rt, p, "writer")
 	checkSeed(t, ctx, checker)
 
-	writes := newWriteLog()
+	writes := loadkit.NewWriteLog()
 	reread, stopRereads := context.WithCancel(ctx)
 	subs, err := openSubscribers(ctx, reread, url, rt, sc, writes, p)
 	defer closeSubscribers(subs, stopRereads, p)
@@ -68,11 +70,11 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("open %d sessions: %v", sc.sessions(), err)
 	}
 
-	names, err := customerNames(ctx, writer, customerCount)
+	names, err := customerNames(ctx, writer, loadkit.CustomerCount)
 	if err != nil {
 		t.Fatalf("writer: %v", err)
 	}
-	plan := writePlan(sc.writes(), names)
+	plan := loadkit.WritePlan(sc.writes(), names)
 	var cpuProfile <-chan error
 	if prof != nil {
 		cpuProfile = prof.cpu(ctx, sc.writeFor)
@@ -82,7 +84,7 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		// A problem, which fails the run; its figures still say how far
 		// the server was from keeping up.
-		p.add("writer: %v", err)
+		p.Add("writer: %v", err)
 	}
 	select {
 	case <-time.After(settle):
@@ -104,15 +106,15 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatalf("checker: %v", err)
 	}
-	fig, staleExamples, unannouncedExamples := measure(subs, truth, writes.counts())
-	fig.writes, fig.writeTimes, fig.problems = len(plan), wt, p.count()
+	fig, staleExamples, unannouncedExamples := measure(subs, truth, writes.Counts())
+	fig.writes, fig.writeTimes, fig.problems = len(plan), wt, p.Count()
 	fig.load, fig.serverCPU, fig.clientsCPU, fig.cores, fig.peakRSS = load, serverCPU, clientsCPU, runtime.NumCPU(), rss
 	fig.others = max(0, machine-serverCPU-clientsCPU)
 	t.Log(fig.summary())
 	fmt.Println(fig.summary()) // CI shows this line with go test -v
 
 	// Each customer stays unchanged for this long after each write.
-	period := time.Duration(customerCount) * time.Second / time.Duration(sc.writesPerSecond)
+	period := time.Duration(loadkit.CustomerCount) * time.Second / time.Duration(sc.writesPerSecond)
 	judge(t, fig, period, staleExamples, unannouncedExamples)
 }
 
@@ -168,7 +170,7 @@ func judge(t *testing.T, fig figures, period time.Duration, staleExamples, unann
 
 // plainSession connects a 2025-11-25 session without a GET stream, for
 // writing or checking, and closes it when the test ends.
-func plainSession(t *testing.T, ctx context.Context, url string, rt http.RoundTripper, p *problems, name string) *client.Client {
+func plainSession(t *testing.T, ctx context.Context, url string, rt http.RoundTripper, p *loadkit.Problems, name string) *client.Client {
 	t.Helper()
 	c, _, err := dial(ctx, url, rt, p, dialOptions{name: name, era: legacyEra})
 	if err != nil {
@@ -182,15 +184,15 @@ func plainSession(t *testing.T, ctx context.Context, url string, rt http.RoundTr
 // assumes.
 func checkSeed(t *testing.T, ctx context.Context, c *client.Client) {
 	t.Helper()
-	text, err := readText(ctx, c, "app://customers_index?per_page=1")
+	text, err := mcpgoclient.ReadText(ctx, c, "app://customers_index?per_page=1")
 	if err != nil {
 		t.Fatalf("checker: %v", err)
 	}
 	var page struct {
 		Total int `json:"total"`
 	}
-	if err := json.Unmarshal([]byte(text), &page); err != nil || page.Total != customerCount {
-		t.Fatalf("the example holds %.200s; the test assumes %d customers (examples/customers/seed.go)", text, customerCount)
+	if err := json.Unmarshal([]byte(text), &page); err != nil || page.Total != loadkit.CustomerCount {
+		t.Fatalf("the example holds %.200s; the test assumes %d customers (examples/customers/seed.go)", text, loadkit.CustomerCount)
 	}
 }
 
@@ -198,7 +200,7 @@ func checkSeed(t *testing.T, ctx context.Context, c *client.Client) {
 // setupParallelism at a time; their streams last until ctx ends or they
 // close, their re-readers until reread ends. It returns the sessions that
 // it opened, which the caller closes, also when some failed.
-func openSubscribers(ctx, reread context.Context, url string, rt http.RoundTripper, sc scale, writes *writeLog, p *problems) ([]*subscriber, error) {
+func openSubscribers(ctx, reread context.Context, url string, rt http.RoundTripper, sc scale, writes *loadkit.WriteLog, p *loadkit.Problems) ([]*subscriber, error) {
 	subs := make([]*subscriber, sc.sessions())
 	errs := make([]error, len(subs))
 	sem := make(chan struct{}, setupParallelism)
@@ -225,8 +227,8 @@ func openSubscribers(ctx, reread context.Context, url string, rt http.RoundTripp
 }
 
 // closeSubscribers stops the re-readers and closes every session.
-func closeSubscribers(subs []*subscriber, stopRereads context.CancelFunc, p *problems) {
-	p.closing.Store(true)
+func closeSubscribers(subs []*subscriber, stopRereads context.CancelFunc, p *loadkit.Problems) {
+	p.Closing.Store(true)
 	stopRereads()
 	var wg sync.WaitGroup
 	for _, s := range subs {
@@ -244,7 +246,7 @@ func readTruth(ctx context.Context, c *client.Client, subs []*subscriber) (map[s
 			if _, ok := truth[uri]; ok {
 				continue
 			}
-			text, err := readText(ctx, c, uri)
+			text, err := mcpgoclient.ReadText(ctx, c, uri)
 			if err != nil {
 				return nil, err
 			}

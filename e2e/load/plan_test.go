@@ -1,17 +1,15 @@
 package load
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcplive/adapter/e2e/internal/loadkit"
 )
 
 const (
-	// customerCount is how many customers the example seeds
-	// (examples/customers/seed.go); the test checks it before it starts.
-	customerCount = 60
 	// pageSize is the size of the customers_index pages sessions watch.
 	pageSize = 20
 )
@@ -54,11 +52,11 @@ var indexOrders = [][3]string{
 // take and drop. The windows of the sessions start at every customer in
 // turn.
 func (p plan) sessionURIs(n int) []string {
-	starts := customerCount - p.show + 1
+	starts := loadkit.CustomerCount - p.show + 1
 	first := 1 + (n*windowStride(starts))%starts
 	uris := make([]string, 0, p.perSession())
 	for id := first; id < first+p.show; id++ {
-		uris = append(uris, showURI(int64(id)))
+		uris = append(uris, loadkit.ShowURI(int64(id)))
 	}
 	page := (first-1)/pageSize + 1
 	values := map[string]string{"sort": "created_at", "per_page": strconv.Itoa(pageSize), "page": strconv.Itoa(page)}
@@ -89,45 +87,6 @@ func gcd(a, b int) int {
 	return a
 }
 
-func showURI(id int64) string { return "app://customers_show/" + strconv.FormatInt(id, 10) }
-
-// showID returns the customer of an app://customers_show/{id} URI.
-func showID(uri string) (int64, bool) {
-	rest, ok := strings.CutPrefix(uri, "app://customers_show/")
-	if !ok {
-		return 0, false
-	}
-	id, err := strconv.ParseInt(rest, 10, 64)
-	return id, err == nil
-}
-
-// A change is one customers_update call: a name and an email no earlier
-// write gave anyone, so that every write changes what the customer's URI
-// reads.
-type change struct {
-	id          int64
-	name, email string
-}
-
-// writePlan returns n changes that cycle through every customer, so that
-// at 20 writes/s each customer changes every 3 s (customerCount/20): each
-// change then stays the customer's last for 3 s, as the last write of the
-// run does before the final check, and must be announced to every
-// subscriber before the next. A name keeps its original words (names[id])
-// so that it still reads as the person.
-func writePlan(n int, names map[int64]string) []change {
-	plan := make([]change, n)
-	for i := range plan {
-		id := int64(1 + i%customerCount)
-		plan[i] = change{
-			id:    id,
-			name:  fmt.Sprintf("%s r%d", names[id], i),
-			email: fmt.Sprintf("c%d.r%d@load.example", id, i),
-		}
-	}
-	return plan
-}
-
 func TestSessionURIs(t *testing.T) {
 	for per, p := range plans {
 		starts := make(map[string]bool)
@@ -140,10 +99,10 @@ func TestSessionURIs(t *testing.T) {
 					t.Fatalf("plan %d, session %d subscribes to %s twice", per, n, u)
 				}
 				seen[u] = true
-				if id, ok := showID(u); ok {
+				if id, ok := loadkit.ShowID(u); ok {
 					shows++
-					if id < 1 || id > customerCount {
-						t.Fatalf("plan %d, session %d watches customer %d, not one of the %d", per, n, id, customerCount)
+					if id < 1 || id > loadkit.CustomerCount {
+						t.Fatalf("plan %d, session %d watches customer %d, not one of the %d", per, n, id, loadkit.CustomerCount)
 					}
 				}
 			}
@@ -152,7 +111,7 @@ func TestSessionURIs(t *testing.T) {
 			}
 			starts[uris[0]] = true
 		}
-		if want := customerCount - p.show + 1; len(starts) != want {
+		if want := loadkit.CustomerCount - p.show + 1; len(starts) != want {
 			t.Errorf("plan %d: windows start at %d customers, want every one of %d", per, len(starts), want)
 		}
 	}
@@ -168,7 +127,7 @@ func TestSessionURIs(t *testing.T) {
 	if got := uris[p.show:]; !slices.Equal(got, wantIndex) {
 		t.Errorf("session 1 lists %q, want %q", got, wantIndex)
 	}
-	if uris[0] != showURI(8) || uris[p.show-1] != showURI(24) {
+	if uris[0] != loadkit.ShowURI(8) || uris[p.show-1] != loadkit.ShowURI(24) {
 		t.Errorf("session 1 shows %s to %s, want customers 8 to 24", uris[0], uris[p.show-1])
 	}
 	// With 50: customers 8 to 52, and the same page spelled five ways.
@@ -180,30 +139,7 @@ func TestSessionURIs(t *testing.T) {
 	if got := uris[p.show:]; !slices.Equal(got, wantIndex) {
 		t.Errorf("plan 50, session 1 lists %q, want %q", got, wantIndex)
 	}
-	if uris[0] != showURI(8) || uris[p.show-1] != showURI(52) {
+	if uris[0] != loadkit.ShowURI(8) || uris[p.show-1] != loadkit.ShowURI(52) {
 		t.Errorf("plan 50, session 1 shows %s to %s, want customers 8 to 52", uris[0], uris[p.show-1])
-	}
-}
-
-func TestWritePlan(t *testing.T) {
-	names := make(map[int64]string)
-	for id := int64(1); id <= customerCount; id++ {
-		names[id] = fmt.Sprintf("Name %d", id)
-	}
-	plan := writePlan(400, names)
-	seen := make(map[string]bool)
-	for i, ch := range plan {
-		// Each customer comes round again customerCount writes later, so
-		// each change stays its customer's last for that long.
-		if want := int64(1 + i%customerCount); ch.id != want {
-			t.Fatalf("write %d changes customer %d, want %d", i, ch.id, want)
-		}
-		if seen[ch.name] || seen[ch.email] {
-			t.Fatalf("write %d repeats a name or an email: %q, %q", i, ch.name, ch.email)
-		}
-		seen[ch.name], seen[ch.email] = true, true
-		if !strings.HasPrefix(ch.name, names[ch.id]+" ") {
-			t.Errorf("write %d names customer %d %q, which does not keep %q", i, ch.id, ch.name, names[ch.id])
-		}
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcplive/adapter/e2e/internal/loadkit"
+	"github.com/mcplive/adapter/e2e/internal/loadkit/mcpgoclient"
 )
 
 // A subscriber is one client session that watches its URIs the way an
@@ -26,8 +28,8 @@ type subscriber struct {
 	era      string
 	uris     []string
 	c        *client.Client
-	writes   *writeLog
-	problems *problems
+	writes   *loadkit.WriteLog
+	problems *loadkit.Problems
 
 	opened     <-chan struct{} // legacy: the GET stream was answered
 	acks       chan []string   // listen: the acknowledged resourceSubscriptions
@@ -71,14 +73,14 @@ type subscription struct {
 }
 
 // newSubscriber connects session name on era. It does not subscribe yet.
-func newSubscriber(life context.Context, url string, rt http.RoundTripper, era, name string, uris []string, writes *writeLog, p *problems) (*subscriber, error) {
+func newSubscriber(life context.Context, url string, rt http.RoundTripper, era, name string, uris []string, writes *loadkit.WriteLog, p *loadkit.Problems) (*subscriber, error) {
 	s := &subscriber{
 		name: name, era: era, uris: uris, writes: writes, problems: p,
 		acks: make(chan []string, 1), work: make(chan string, len(uris)),
 		watched: make(map[string]*subscription, len(uris)),
 	}
 	for _, uri := range uris {
-		id, _ := showID(uri)
+		id, _ := loadkit.ShowID(uri)
 		s.watched[uri] = &subscription{customer: id}
 	}
 	c, opened, err := dial(life, url, rt, p, dialOptions{name: name, era: era, getStream: era == legacyEra, onNotification: s.onNotification})
@@ -104,7 +106,7 @@ func (s *subscriber) subscribe(ctx, reread context.Context) error {
 		return fmt.Errorf("%s: %w", s.name, err)
 	}
 	for _, uri := range s.uris {
-		text, err := readText(ctx, s.c, uri)
+		text, err := mcpgoclient.ReadText(ctx, s.c, uri)
 		if err != nil {
 			return fmt.Errorf("%s: first %w", s.name, err)
 		}
@@ -144,7 +146,7 @@ func (s *subscriber) subscribeLegacy(ctx context.Context) error {
 // acknowledgement to name them all.
 func (s *subscriber) listen(life context.Context) error {
 	stop, err := s.c.ListenAsync(life, mcp.SubscriptionFilter{ResourceSubscriptions: s.uris}, func(err error) {
-		s.problems.add("%s: the listen stream ended: %v", s.name, err)
+		s.problems.Add("%s: the listen stream ended: %v", s.name, err)
 	})
 	if err != nil {
 		return err
@@ -174,13 +176,13 @@ func (s *subscriber) onNotification(n mcp.JSONRPCNotification) {
 		var params mcp.SubscriptionsAcknowledgedParams
 		raw, _ := json.Marshal(n.Params)
 		if err := json.Unmarshal(raw, &params); err != nil {
-			s.problems.add("%s: an acknowledgement it cannot parse: %s", s.name, raw)
+			s.problems.Add("%s: an acknowledgement it cannot parse: %s", s.name, raw)
 			return
 		}
 		select {
 		case s.acks <- params.Notifications.ResourceSubscriptions:
 		default:
-			s.problems.add("%s: a second acknowledgement: %s", s.name, raw)
+			s.problems.Add("%s: a second acknowledgement: %s", s.name, raw)
 		}
 	}
 }
@@ -191,7 +193,7 @@ func (s *subscriber) updated(uri string, at time.Time) {
 	defer s.mu.Unlock()
 	sub, ok := s.watched[uri]
 	if !ok {
-		s.problems.add("%s: notified for %q, which it did not subscribe to", s.name, uri)
+		s.problems.Add("%s: notified for %q, which it did not subscribe to", s.name, uri)
 		return
 	}
 	s.notifications++
@@ -199,7 +201,7 @@ func (s *subscriber) updated(uri string, at time.Time) {
 		// The notification announces the latest write of the customer
 		// that started before it arrived. Any earlier one not covered yet
 		// was followed by another write before anything announced it.
-		upTo, oldest := s.writes.pending(sub.customer, sub.covered, at)
+		upTo, oldest := s.writes.Pending(sub.customer, sub.covered, at)
 		if !oldest.IsZero() {
 			s.latencies = append(s.latencies, at.Sub(oldest))
 			sub.covered = upTo
@@ -226,12 +228,12 @@ func (s *subscriber) reread(ctx context.Context) {
 		sub.queued, sub.reading = false, true
 		s.mu.Unlock()
 
-		text, err := readText(ctx, s.c, uri)
+		text, err := mcpgoclient.ReadText(ctx, s.c, uri)
 		if err != nil && ctx.Err() != nil {
 			return // the run is over
 		}
 		if err != nil {
-			s.problems.add("%s: re-%v", s.name, err)
+			s.problems.Add("%s: re-%v", s.name, err)
 		}
 
 		s.mu.Lock()

@@ -10,6 +10,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mcplive/adapter/e2e/internal/loadkit"
+	"github.com/mcplive/adapter/e2e/internal/loadkit/mcpgoclient"
 )
 
 // customer is what customers_show reads and customers_update returns.
@@ -23,13 +25,13 @@ type customer struct {
 func customerNames(ctx context.Context, c *client.Client, n int) (map[int64]string, error) {
 	names := make(map[int64]string, n)
 	for id := int64(1); id <= int64(n); id++ {
-		text, err := readText(ctx, c, showURI(id))
+		text, err := mcpgoclient.ReadText(ctx, c, loadkit.ShowURI(id))
 		if err != nil {
 			return nil, err
 		}
 		var got customer
 		if err := json.Unmarshal([]byte(text), &got); err != nil || got.ID != id || got.Name == "" {
-			return nil, fmt.Errorf("read %s: %.200s is not customer %d with a name", showURI(id), text, id)
+			return nil, fmt.Errorf("read %s: %.200s is not customer %d with a name", loadkit.ShowURI(id), text, id)
 		}
 		names[id] = got.Name
 	}
@@ -42,7 +44,7 @@ func customerNames(ctx context.Context, c *client.Client, n int) (map[int64]stri
 // load down, it piles up. It notes in log when each write started, and
 // returns once every write has returned, with when the writes started and
 // returned.
-func write(ctx context.Context, c *client.Client, plan []change, perSecond int, log *writeLog) (writeTimes, error) {
+func write(ctx context.Context, c *client.Client, plan []loadkit.Change, perSecond int, log *loadkit.WriteLog) (writeTimes, error) {
 	interval := time.Second / time.Duration(perSecond)
 	errs := make([]error, len(plan))
 	var wg sync.WaitGroup
@@ -62,7 +64,7 @@ func write(ctx context.Context, c *client.Client, plan []change, perSecond int, 
 		// Noted here, in plan order, so that each customer's starts are
 		// in order.
 		wt.lastStart = time.Now()
-		log.started(ch.id, wt.lastStart)
+		log.Started(ch.ID, wt.lastStart)
 		wg.Go(func() {
 			err := update(ctx, c, ch)
 			now := time.Now()
@@ -93,15 +95,15 @@ func perSecond(n int, first, last time.Time) float64 {
 
 // update calls customers_update and checks that it answered the changed
 // customer.
-func update(ctx context.Context, c *client.Client, ch change) error {
+func update(ctx context.Context, c *client.Client, ch loadkit.Change) error {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	res, err := c.CallTool(ctx, mcp.CallToolRequest{Params: mcp.CallToolParams{
 		Name:      "customers_update",
-		Arguments: map[string]any{"id": ch.id, "name": ch.name, "email": ch.email},
+		Arguments: map[string]any{"id": ch.ID, "name": ch.Name, "email": ch.Email},
 	}})
 	if err != nil {
-		return fmt.Errorf("customers_update %d: %w", ch.id, err)
+		return fmt.Errorf("customers_update %d: %w", ch.ID, err)
 	}
 	var text string
 	if len(res.Content) == 1 {
@@ -110,8 +112,8 @@ func update(ctx context.Context, c *client.Client, ch change) error {
 		}
 	}
 	var got customer
-	if res.IsError || json.Unmarshal([]byte(text), &got) != nil || got != (customer{ch.id, ch.name, ch.email}) {
-		return fmt.Errorf("customers_update %d: answered (isError %v) %.300q, want the customer with name %q and email %q", ch.id, res.IsError, text, ch.name, ch.email)
+	if res.IsError || json.Unmarshal([]byte(text), &got) != nil || got != (customer{ch.ID, ch.Name, ch.Email}) {
+		return fmt.Errorf("customers_update %d: answered (isError %v) %.300q, want the customer with name %q and email %q", ch.ID, res.IsError, text, ch.Name, ch.Email)
 	}
 	return nil
 }
