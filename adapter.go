@@ -153,6 +153,9 @@ func register[A, R any](a *Adapter, name, description string, fn func(context.Co
 		return fn(ctx, args.(A))
 	}
 	c.handler = a.chain(func(ctx context.Context, call *middleware.Call) (any, error) {
+		if kept, ok := c.innermost(ctx, call, a.live); ok {
+			return kept, nil // answered from the live query's result (kept.go)
+		}
 		if call.Origin == middleware.Live {
 			// A re-run with nothing of the user's around it may give
 			// its result a place to go (resultSlot): returned as a

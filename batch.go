@@ -212,6 +212,7 @@ func (r *liveRegistry) rerunBatch(j *job) {
 	if refused {
 		for i := range j.qs {
 			j.outs[i] = r.resultOf(c, nil, false, err, j.prev[i])
+			j.encodeResult(i, c, nil, false)
 		}
 		return
 	}
@@ -223,14 +224,17 @@ func (r *liveRegistry) rerunBatch(j *job) {
 	}
 	for i, q := range j.qs {
 		reads := rc.rec.readSet(i, c.reads, j.prev[i])
+		var item any
 		switch {
 		case whole != nil:
 			j.outs[i] = r.resultOf(c, nil, false, whole, reads)
 		case errs != nil && errs[i] != nil:
 			j.outs[i] = r.resultOf(c, nil, false, errs[i], reads)
 		default:
-			j.outs[i] = r.resultOf(c, c.batch.item(res, i), false, nil, reads)
+			item = c.batch.item(res, i)
+			j.outs[i] = r.resultOf(c, item, false, nil, reads)
 		}
+		j.encodeResult(i, c, item, false)
 		if j.outs[i].err != nil {
 			r.logRerunError(q, j.outs[i].err)
 		}
@@ -275,6 +279,7 @@ func batchOutcome(c *command, res any, err error, n int) (errs BatchErrors, whol
 func (a *Adapter) chainBatch(c *command) {
 	if c.batch != nil {
 		c.batchHandler = a.chain(func(ctx context.Context, call *middleware.Call) (any, error) {
+			c.runs[causeRerun].Add(1)
 			return c.batch.call(ctx, call.Args)
 		})
 	}

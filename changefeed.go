@@ -50,6 +50,21 @@ type ChangeFeedAll interface {
 	PublishAll(ctx context.Context) error
 }
 
+// A ChangeFeedHearing is a ChangeFeed that can say whether it hears, right
+// now, every change made elsewhere. Live queries answer reads from the
+// results they keep (WithKeptResults) only while it does, since a change
+// it misses would leave a kept result stale; with a feed that is not a
+// ChangeFeedHearing, every read runs its command. pgfeed.Feed is one.
+type ChangeFeedHearing interface {
+	ChangeFeed
+	// Hearing reports whether every change made elsewhere from now on
+	// reaches the sink, and every change made before has reached it (or
+	// been covered by ChangedAll): false while the feed is disconnected,
+	// and after it reconnects until it has caught up. It is called on
+	// the path of reads, and must be cheap and never block.
+	Hearing() bool
+}
+
 // A ChangeSink receives the changes a ChangeFeed hears from elsewhere.
 type ChangeSink interface {
 	// Changed reports that the data behind keys changed.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"reflect"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -58,6 +59,11 @@ type command struct {
 	// notifyEvery paces its subscriptions' notifications
 	// (WithNotifyInterval, pace.go); 0 for no pacing.
 	notifyEvery time.Duration
+	// keep: its live queries keep their results to answer reads with
+	// (kept.go); false for a plain command and WithoutKeptResults.
+	keep bool
+	// runs counts the runs of its function, by cause (CommandRuns).
+	runs [numCauses]atomic.Uint64
 
 	// call runs the user's function; handler runs it through the
 	// middleware chain.
@@ -143,6 +149,7 @@ func newCommand[A, R any](scheme, name, description string, live bool, opts []Co
 	}
 	c.cache, c.cacheTTL, c.publicCache = cc.hasTTL || cc.publicCache, cc.cacheTTL, cc.publicCache
 	c.notifyEvery = cc.notifyEvery
+	c.keep = live && c.tmpl != nil && !cc.noKept
 	for v := range cc.completers {
 		if c.tmpl == nil || c.tmpl.variable(v) == nil {
 			return nil, fmt.Errorf("command %q: completer for %q, which is not a variable of its template", name, v)

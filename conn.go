@@ -244,8 +244,12 @@ type slotVersion struct {
 	set bool
 }
 
-// versionOf is the slotVersion of a query's result, q.digest.
-func versionOf(q *query) slotVersion { return slotVersion{d: q.digest, set: true} }
+// versionOf is the slotVersion of a query's result, q.version: none
+// while it is not known (a subscription whose stream came to ask for
+// versions after its query's last run: kept.go).
+func versionOf(q *query) slotVersion {
+	return slotVersion{d: q.version, set: q.version != (digest.Digest{})}
+}
 
 // setVersionLocked makes v the version the next notification of slot
 // carries; the zero slotVersion is none. Versions are kept apart from the

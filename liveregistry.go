@@ -76,6 +76,8 @@ type liveRegistry struct {
 	subscribers // who holds subscriptions (subscribe.go)
 	runner      // the run queue and its workers (rerun.go)
 	delivery    // getting notifications out (conn.go)
+	// kept are the results the queries keep to answer reads (kept.go).
+	kept keptResults
 
 	// pacer holds the notifications waiting for their interval (pace.go).
 	pacer pacer
@@ -130,6 +132,22 @@ type query struct {
 	digest digest.Digest
 	subs   []subRef // each knows its index here (sub.qi)
 
+	// What it keeps of its result (kept.go). version is the result's
+	// content digest (MetaVersion), zero while not known: a run encodes
+	// its result only when someone needs it (encodeModeLocked).
+	version digest.Digest
+	kept    *keptResult // its result, encoded, when it keeps one
+	// fresh: kept is current, made by a run that began after the last
+	// change that reached the query.
+	fresh bool
+	// unread counts its current results since the last read or
+	// tools/call that asked for one: its subscribers read, or do not
+	// (encodeModeLocked).
+	unread uint8
+	// versioned: a stream of a subscription of it hears versions, so its
+	// version is always known. Never cleared.
+	versioned bool
+
 	state   runState
 	dirty   bool // changed while running: run once more
 	dropped bool // no subscribers left; out of the registry
@@ -154,7 +172,7 @@ type query struct {
 }
 
 func newQuery(key queryKey, args any, raw json.RawMessage, out runResult) *query {
-	return &query{key: key, args: args, raw: raw, reads: out.reads, digest: out.digest}
+	return &query{key: key, args: args, raw: raw, reads: out.reads, digest: out.digest, version: out.version}
 }
 
 // runResult is what one run of a query learned.
@@ -162,10 +180,15 @@ type runResult struct {
 	digest digest.Digest
 	reads  []string
 	err    error
+	// text and version are the result's encoding and content digest,
+	// when the run encoded it (encodeMode): a failure has a version and
+	// no text.
+	text    string
+	version digest.Digest
 }
 
 func newLiveRegistry(a *Adapter) *liveRegistry {
-	return &liveRegistry{
+	r := &liveRegistry{
 		a:         a,
 		closeDone: make(chan struct{}),
 		queries:   make(map[queryKey]*query),
@@ -190,6 +213,8 @@ func newLiveRegistry(a *Adapter) *liveRegistry {
 		},
 		pacer: pacer{epoch: time.Now()},
 	}
+	r.kept.init(&a.cfg)
+	return r
 }
 
 // initLive creates the live registry and connects the change feed.
@@ -342,12 +367,17 @@ func (r *liveRegistry) queueLocked(q *query) {
 	}
 }
 
-// run runs c once with args, as origin, and learns its read set and
-// digest: the first run of a subscription.
-func (r *liveRegistry) run(ctx context.Context, c *command, args any, raw json.RawMessage, origin middleware.Origin) runResult {
-	ctx, rec := withReadRecorder(ctx)
-	res, err := c.invokeDecoded(ctx, origin, args, raw)
-	return r.resultOf(c, res, false, err, rec.finish(c.reads))
+// firstRun runs c once with args, as the agent, and learns its read set
+// and digest, and, when encode, its encoding and version: the first run of
+// a subscription.
+func (r *liveRegistry) firstRun(ctx context.Context, c *command, args any, raw json.RawMessage, encode bool) runResult {
+	ctx, rec := withReadRecorder(withAgentRun(ctx, &agentRun{cause: causeSubscribe}))
+	res, err := c.invokeDecoded(ctx, middleware.Agent, args, raw)
+	out := r.resultOf(c, res, false, err, rec.finish(c.reads))
+	if encode {
+		c.encodeResult(&out, res, false)
+	}
+	return out
 }
 
 // resultOf is the outcome of a run that returned res and err and read
@@ -378,20 +408,31 @@ func (r *liveRegistry) digestResult(c *command, res any, inSlot bool) (d digest.
 }
 
 // applyLocked makes out, a run's outcome, the state of q: it refiles q
-// under its new read set and, when the result differs, queues a
-// notification for each of its subscriptions (or, for a paced command,
-// leaves them to the pacer: pace.go) and reports true (the caller notes
-// when, in q.lastChange: one clock read per job).
-func (r *liveRegistry) applyLocked(q *query, out runResult) (changed bool) {
+// under its new read set, keeps the result when the run encoded it
+// (current says whether the run began after the last change that reached
+// q: kept.go) and, when the result differs, queues a notification for
+// each of its subscriptions (or, for a paced command, leaves them to the
+// pacer: pace.go) and reports true (the caller notes when, in
+// q.lastChange: one clock read per job).
+func (r *liveRegistry) applyLocked(q *query, out runResult, current bool) (changed bool) {
 	if !slices.Equal(q.reads, out.reads) {
 		r.index.remove(q, q.reads)
 		q.reads = out.reads
 		r.index.add(q, q.reads)
 	}
-	if out.digest == q.digest {
+	if changed = out.digest != q.digest; changed {
+		q.digest, q.version = out.digest, out.version
+		r.dropKeptLocked(q) // of the result before
+	} else if out.version != (digest.Digest{}) {
+		q.version = out.version
+	}
+	r.keepRunLocked(q, out, current)
+	if !changed {
 		return false
 	}
-	q.digest = out.digest
+	if current && q.unread < maxUnread {
+		q.unread++ // a result its subscribers may read, or not
+	}
 	if q.key.cmd.notifyEvery > 0 && r.delayLocked(q) {
 		return true
 	}
@@ -407,6 +448,7 @@ func (r *liveRegistry) dropQueryLocked(q *query) {
 	q.dropped = true
 	delete(r.queries, q.key)
 	r.index.remove(q, q.reads)
+	r.dropKeptLocked(q)
 	r.undelayLocked(q)
 	if rc := q.run; rc != nil {
 		// A batch runs on for the queries it still has.
@@ -593,6 +635,7 @@ func bySeq(a, b reached) int { return cmp.Compare(a.seq, b.seq) }
 func (r *liveRegistry) changeLocked(ctx context.Context, q *query, key string) {
 	first := q.seenChange != r.changes
 	q.seenChange = r.changes
+	q.fresh = false // before Changed returns: a read after it runs the command
 	if first && !r.closed && (q.state == runQueued || q.state == runRunning && q.dirty) {
 		r.coalesced++
 	}
@@ -707,13 +750,14 @@ func (r *liveRegistry) scopeTag(scope string) string {
 // Versions: what a client saw, named.
 //
 // A read of a live URI and, for a client that asks, each of its
-// notifications carry the result's version in _meta under MetaVersion: its
-// digest as text, equal for equal results. A client that reconnects names
-// the version it last saw of each URI (MetaVersions in a listen's _meta,
-// MetaVersion in a resources/subscribe's); a URI whose result has another
-// version now is notified at once, so that the client misses nothing and
-// re-reads only what changed. Versions are the server process's: on
-// another process or after a restart every URI counts as changed.
+// notifications carry the result's version in _meta under MetaVersion: 32
+// hexadecimal digits, the first 128 bits of the SHA-256 of the JSON a read
+// answers, so equal for equal results on every instance and across
+// restarts. A client that reconnects names the version it last saw of each
+// URI (MetaVersions in a listen's _meta, MetaVersion in a
+// resources/subscribe's); a URI whose result has another version now is
+// notified at once, so that the client misses nothing and re-reads only
+// what changed, even when it reconnects to another instance of a fleet.
 const (
 	// MetaVersion is the _meta key of a live URI's result version: on a
 	// read's result, on notifications/resources/updated to a client that

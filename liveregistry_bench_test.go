@@ -218,7 +218,7 @@ func BenchmarkLiveRerun(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("rows=%d/rerun", rows), func(b *testing.B) {
 			for b.Loop() {
-				a.live.run(context.Background(), c, args, raw, 2)
+				a.live.firstRun(context.Background(), c, args, raw, false)
 			}
 		})
 		b.Run(fmt.Sprintf("rows=%d/direct", rows), func(b *testing.B) {

@@ -134,6 +134,10 @@ const (
 	PhaseConvert  = "convert"  // each string converted by its schema type
 	PhaseValidate = "validate" // the schema and Validate checked
 	PhaseCommand  = "command"  // the command ran, through the middleware chain
+	// PhaseKept stands in for PhaseCommand when the live query's kept
+	// result answered the read (WithKeptResults): the middleware chain
+	// ran, the command did not.
+	PhaseKept = "kept"
 )
 
 // Outcome says how an observed operation ended: a short word, fit for a

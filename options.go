@@ -36,6 +36,9 @@ type config struct {
 	observer Observer
 	// scope decides whose a live query is; nil for one scope shared by all.
 	scope func(ctx context.Context) (string, error)
+	// keptBudget and keptMax bound the kept results (kept.go):
+	// WithKeptResults.
+	keptBudget, keptMax int
 }
 
 // DefaultSubscriptionCap is the number of subscriptions one connection may
@@ -51,8 +54,20 @@ const DefaultRerunTimeout = 30 * time.Second
 // otherwise.
 const DefaultClientSubscriptionCap = 256
 
+// DefaultKeptResultsBudget is how many bytes of results the live queries
+// keep, all together, to answer reads with, unless WithKeptResults says
+// otherwise.
+const DefaultKeptResultsBudget = 64 << 20
+
+// DefaultKeptResultMax is the size of the largest result a live query
+// keeps unless WithKeptResults says otherwise: a larger one is answered by
+// running its command for each read.
+const DefaultKeptResultMax = 1 << 20
+
 func defaultConfig() config {
 	return config{
+		keptBudget:            DefaultKeptResultsBudget,
+		keptMax:               DefaultKeptResultMax,
 		scheme:                "app",
 		subscriptionCap:       DefaultSubscriptionCap,
 		clientSubscriptionCap: DefaultClientSubscriptionCap,
@@ -74,6 +89,9 @@ func (c *config) validate() error {
 	}
 	if c.clientSubscriptionCap < 1 {
 		return fmt.Errorf("client subscription cap %d: want at least 1", c.clientSubscriptionCap)
+	}
+	if c.keptBudget < 0 || c.keptMax < 0 {
+		return fmt.Errorf("kept results: budget %d, largest %d: want sizes of 0 or more", c.keptBudget, c.keptMax)
 	}
 	// !(c.rateLimit >= 0) rather than c.rateLimit < 0: a NaN limit
 	// compares false with everything and would leave the adapter
@@ -261,6 +279,17 @@ func WithChangeFeed(feed ChangeFeed) Option {
 	return func(c *config) { c.feed = feed }
 }
 
+// WithKeptResults bounds the results that live queries keep to answer
+// reads with (see Adapter.Changed): budget bytes in all, and none larger
+// than max bytes. When a result would not fit, the results read least
+// recently are let go first; a result larger than max is never kept, and
+// its reads run the command. A budget or a max of 0 keeps nothing: every
+// read runs its command. The defaults are DefaultKeptResultsBudget and
+// DefaultKeptResultMax; LiveStats tells how much is kept.
+func WithKeptResults(budget, max int) Option {
+	return func(c *config) { c.keptBudget, c.keptMax = budget, max }
+}
+
 // WithObserver has the adapter tell o of every read of its URIs, every
 // tools/call of its commands, every re-run of a live query and every batch
 // of notifications it queues (see Observer), for metrics and traces.
@@ -303,6 +332,8 @@ type commandConfig struct {
 	// notifyEvery is WithNotifyInterval's; 0 for no pacing.
 	notifyEvery time.Duration
 	hasInterval bool
+	// noKept is WithoutKeptResults.
+	noKept bool
 }
 
 // WithTitle gives the command a title: a short name for people, which
@@ -400,6 +431,15 @@ func WithPublicCache() CommandOption {
 // nothing can watch.
 func WithNotifyInterval(d time.Duration) CommandOption {
 	return func(c *commandConfig) { c.notifyEvery, c.hasInterval = d, true }
+}
+
+// WithoutKeptResults has every read and tools/call of the command run it,
+// never answered from the result its live query keeps (see
+// Adapter.Changed). Give it to a command whose result may change without a
+// write that calls Changed: one that reads a clock, a remote service, or
+// data that other programs change without telling a change feed.
+func WithoutKeptResults() CommandOption {
+	return func(c *commandConfig) { c.noKept = true }
 }
 
 // check checks WithCacheTTL, WithPublicCache and WithNotifyInterval of

@@ -7,6 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcplive/adapter/internal/digest"
 	"github.com/mcplive/adapter/middleware"
 )
 
@@ -158,19 +159,48 @@ func (a *Adapter) read(ctx context.Context, o Observation, c *command, st *readS
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.invokeDecoded(ctx, middleware.Agent, args, st.args)
-	o.Phase(PhaseCommand, validated, a.now())
+	run := a.live.askKept(c, causeRead, string(st.args), st.scope)
+	res, err := c.invokeDecoded(withAgentRun(ctx, run), middleware.Agent, args, st.args)
+	phase := PhaseCommand
+	if run.answer {
+		phase = PhaseKept
+	}
+	o.Phase(phase, validated, a.now())
 	if err != nil {
 		return nil, err
 	}
-	contents, err := readContents(st, res)
+	text, version, err := c.answerText(res, run, true)
 	if err != nil {
 		return nil, err
 	}
-	if d, err := a.live.digestResult(c, res, false); err == nil {
-		st.version = versionText(d)
+	st.version = versionText(version)
+	return []mcp.ResourceContents{mcp.TextResourceContents{
+		URI: st.uri, MIMEType: mimeJSON, Text: text,
+	}}, nil
+}
+
+// answerText is the JSON a read or a tools/call of c answers for res,
+// what the chain returned for run, and, when withVersion, its version
+// (MetaVersion): the content digest of that JSON.
+func (c *command) answerText(res any, run *agentRun, withVersion bool) (text string, version digest.Digest, err error) {
+	if kept, ok := res.(middleware.KeptResult); ok {
+		if run.answer {
+			return kept.JSON, run.version, nil
+		}
+		// A middleware's own: its JSON is the answer.
+		if withVersion {
+			version = digest.Content([]byte(kept.JSON))
+		}
+		return kept.JSON, version, nil
 	}
-	return contents, nil
+	b, err := c.marshalResult(res)
+	if err != nil {
+		return "", version, err
+	}
+	if withVersion {
+		version = digest.Content(b)
+	}
+	return string(b), version, nil
 }
 
 // readClock is when the phases of a read that routeRead runs began and
@@ -190,16 +220,4 @@ func (k *readClock) observePhases(o Observation) {
 	if !k.converted.IsZero() {
 		o.Phase(PhaseConvert, k.parsed, k.converted)
 	}
-}
-
-// readContents is the answer of a read whose command returned res: one
-// application/json text content whose URI is the one the client sent.
-func readContents(st *readState, res any) ([]mcp.ResourceContents, error) {
-	b, err := st.cmd.marshalResult(res)
-	if err != nil {
-		return nil, err
-	}
-	return []mcp.ResourceContents{mcp.TextResourceContents{
-		URI: st.uri, MIMEType: mimeJSON, Text: string(b),
-	}}, nil
 }

@@ -64,6 +64,10 @@ type job struct {
 	// that shares a query may replace q.reads while it runs.
 	prev [][]string
 	outs []runResult
+	// encode says what run i encodes of its result, and was is the
+	// digest of the query's result when the job began (encodeModeLocked).
+	encode []encodeMode
+	was    []digest.Digest
 	// late: query i outlived its deadline; a batch's all do.
 	late   []bool
 	before uint64 // the change count when the job began
@@ -237,6 +241,8 @@ func (r *liveRegistry) nextLocked(j *job) bool {
 		j.rcs = append(j.rcs, rc)
 		j.prev = append(j.prev, q.reads)
 		j.outs = append(j.outs, runResult{})
+		j.encode = append(j.encode, r.encodeModeLocked(q))
+		j.was = append(j.was, q.digest)
 		j.late = append(j.late, false)
 	}
 	j.fallback = false
@@ -294,10 +300,26 @@ func (r *liveRegistry) rerunOne(j *job, i int, start time.Time) time.Time {
 		reads = rc.rec.readSet(-1, c.reads, j.prev[i])
 	}
 	j.outs[i] = r.resultOf(c, res, inSlot, err, reads)
+	j.encodeResult(i, c, res, inSlot)
 	if j.outs[i].err != nil {
 		r.logRerunError(q, j.outs[i].err)
 	}
 	return now
+}
+
+// encodeResult encodes the result of run i, res, when the job's encode
+// mode asks for it (kept.go).
+func (j *job) encodeResult(i int, c *command, res any, inSlot bool) {
+	switch j.encode[i] {
+	case encodeAlways:
+	case encodeChanged:
+		if j.outs[i].digest == j.was[i] {
+			return
+		}
+	default:
+		return
+	}
+	c.encodeResult(&j.outs[i], res, inSlot)
 }
 
 // valuesOf is what the re-runs of q carry: origin Live, and with a scope
@@ -395,10 +417,14 @@ func (r *liveRegistry) applyRunLocked(j *job, i int, q *query, now *int64) (chan
 	// applyLocked refiles it. A change during this run to a key only this
 	// run read found nothing to mark dirty: run once more to be sure it is
 	// seen.
-	if r.changes != j.before && (!slices.Equal(j.prev[i], out.reads) || !slices.Equal(q.reads, out.reads)) {
+	moved := r.changes != j.before && (!slices.Equal(j.prev[i], out.reads) || !slices.Equal(q.reads, out.reads))
+	if moved {
 		q.dirty = true
 	}
-	if changed = r.applyLocked(q, out); changed {
+	// Its result is current when no change reached q since the run
+	// began, and none may have that q could not hear (moved).
+	current := !moved && q.seenChange <= j.before
+	if changed = r.applyLocked(q, out, current); changed {
 		if *now == 0 {
 			*now = time.Now().UnixNano()
 		}
@@ -421,6 +447,7 @@ func (j *job) reset() {
 	clear(j.causes)
 	j.causes = j.causes[:0]
 	j.rcs, j.prev, j.outs, j.late = j.rcs[:0], j.prev[:0], j.outs[:0], j.late[:0]
+	j.encode, j.was = j.encode[:0], j.was[:0]
 }
 
 // recordLocked notes in the observation of query i's run (the batch's,

@@ -53,6 +53,14 @@ type LiveStats struct {
 	// do not convert, that are over a cap or rate limited, or that came
 	// after Close began.
 	Refused uint64
+	// Kept counts the results that live queries keep to answer reads
+	// with (WithKeptResults), and KeptBytes their size: the JSON they
+	// answer, within the budget.
+	Kept, KeptBytes int
+	// KeptAnswers counts the reads and tools/calls since Wrap answered
+	// from a kept result, without running their command; KeptEvicted,
+	// the kept results let go for the budget.
+	KeptAnswers, KeptEvicted uint64
 }
 
 // LiveStats reports the state of the live registry: how many subscriptions,
@@ -86,7 +94,47 @@ func (r *liveRegistry) statsLocked() LiveStats {
 		Late:          r.late,
 		Coalesced:     r.coalesced,
 		Refused:       r.refused.Load(),
+		Kept:          r.kept.n,
+		KeptBytes:     r.kept.bytes,
+		KeptAnswers:   r.kept.answered,
+		KeptEvicted:   r.kept.evicted,
 	}
+}
+
+// CommandRuns counts the runs of one command's function since Wrap, by
+// what caused them (Adapter.CommandRuns): what the commands cost the data
+// they read. A read or a tools/call answered from a kept result
+// (WithKeptResults) runs nothing and counts nowhere here.
+type CommandRuns struct {
+	Command string
+	// Read counts reads of its URIs (resources/read), Call its
+	// tools/calls, Subscribe the first runs of its subscriptions, Rerun
+	// the re-runs of its live queries after changes (a batched re-run,
+	// WithBatch, counts once for all its argument sets), and App its
+	// runs by Adapter.Call. A run refused before it began (invalid
+	// arguments, a rate limit) counts nowhere.
+	Read, Call, Subscribe, Rerun, App uint64
+}
+
+// CommandRuns reports, for every declared command in name order, how many
+// times its function ran since Wrap, by cause. It reads counters, each
+// updated as a run begins: cheap enough for every metrics scrape.
+func (a *Adapter) CommandRuns() []CommandRuns {
+	a.mu.RLock()
+	out := make([]CommandRuns, 0, len(a.commands))
+	for _, c := range a.commands {
+		out = append(out, CommandRuns{
+			Command:   c.name,
+			Read:      c.runs[causeRead].Load(),
+			Call:      c.runs[causeCall].Load(),
+			Subscribe: c.runs[causeSubscribe].Load(),
+			Rerun:     c.runs[causeRerun].Load(),
+			App:       c.runs[causeApp].Load(),
+		})
+	}
+	a.mu.RUnlock()
+	slices.SortFunc(out, func(x, y CommandRuns) int { return cmp.Compare(x.Command, y.Command) })
+	return out
 }
 
 // LiveQuery describes one live query at one moment (Adapter.LiveQueries):
@@ -116,6 +164,11 @@ type LiveQuery struct {
 	// LastChange is when its result last differed, so that its
 	// subscribers were notified; zero for never since it was created.
 	LastChange time.Time `json:"lastChange,omitzero"`
+	// Kept is the size of the result it keeps to answer reads with
+	// (WithKeptResults), 0 when it keeps none; Current, that the result
+	// kept is current, so that reads are answered from it.
+	Kept    int  `json:"kept,omitempty"`
+	Current bool `json:"current,omitempty"`
 }
 
 // LiveQueries reports every live query, sorted by command, arguments and
@@ -138,6 +191,8 @@ func (a *Adapter) LiveQueries() []LiveQuery {
 			State:       q.state.String(),
 			Reruns:      q.reruns,
 			LastChange:  unixNano(q.lastChange),
+			Kept:        q.keptSize(),
+			Current:     q.kept != nil && q.fresh,
 		})
 	}
 	r.mu.Unlock()

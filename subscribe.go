@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcplive/adapter/internal/digest"
 	"github.com/mcplive/adapter/middleware"
 )
 
@@ -140,9 +141,11 @@ func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func()
 		return rerr // nil for a URI the stream holds already
 	}
 	mk, unsubs, before := r.reserveLocked(s, rs.uri, client)
+	// Encoded when kept, or when the client needs the version.
+	encode := r.kept.on && c.keep || s.versions || rs.want != ""
 	r.mu.Unlock()
 
-	out := r.run(ctx, c, args, rs.args, middleware.Agent)
+	out := r.firstRun(ctx, c, args, rs.args, encode)
 
 	r.mu.Lock()
 	if rerr, drop := r.refuseFirstRunLocked(ctx, s, rs.uri, out, mk, unsubs); drop {
@@ -243,6 +246,9 @@ func (r *liveRegistry) admitLocked(s *stream, uri, client string) *rpcError {
 // the change count when the run began.
 func (r *liveRegistry) fileLocked(ctx context.Context, s *stream, rs *readState, args any, out runResult, client string, before uint64) {
 	key := queryKey{cmd: rs.cmd, args: string(rs.args), scope: rs.scope}
+	// What it returned is current when no change at all came while it
+	// ran: the query may not have been filed to hear one (kept.go).
+	current := r.changes == before
 	q := r.queries[key]
 	if q == nil {
 		q = newQuery(key, args, rs.args, out)
@@ -253,23 +259,25 @@ func (r *liveRegistry) fileLocked(ctx context.Context, s *stream, rs *readState,
 		q.seq = r.made
 		r.queries[key] = q
 		r.index.add(q, q.reads)
+		r.keepRunLocked(q, out, current)
 	} else {
 		// The query is shared. What this run saw becomes its state, so
 		// that every subscriber knows the query's digest: the newcomer
 		// from its own run, the others from the notification applyLocked
 		// queues when it differs from what they last heard.
-		if r.applyLocked(q, out) {
+		if r.applyLocked(q, out, current) {
 			q.lastChange = time.Now().UnixNano()
 		}
 		r.startReadyLocked()
 	}
+	q.versioned = q.versioned || s.versions
 	sb := &sub{uri: rs.uri, q: q, st: s, qi: len(q.subs), client: client}
 	s.c.takeSlotLocked(sb)
 	ref := subRef{sb: sb, c: s.c, slot: sb.slot}
 	q.subs = append(q.subs, ref)
 	s.subs[rs.uri] = sb
 	r.subs++
-	if rs.want != "" && rs.want != versionText(q.digest) {
+	if rs.want != "" && (q.version == (digest.Digest{}) || rs.want != versionText(q.version)) {
 		// The client saw another result than this: it hears at once.
 		r.enqueueLocked(ref)
 	}
@@ -438,7 +446,12 @@ func (r *liveRegistry) openLegacy(ctx context.Context, session server.ClientSess
 			c.legacy = &stream{c: c, subs: make(map[string]*sub)}
 		}
 		// A client that names a version once hears versions from then on.
-		c.legacy.versions = c.legacy.versions || versions
+		if versions && !c.legacy.versions {
+			c.legacy.versions = true
+			for _, sb := range c.legacy.subs {
+				sb.q.versioned = true
+			}
+		}
 		c.versioned = c.versioned || versions
 		return c.legacy, nil
 	}

@@ -19,13 +19,15 @@ import (
 func (a *Adapter) toolHandler(c *command) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, o := a.observe(ctx, Op{Kind: OpCall, Command: c.name, Start: a.now()})
+		var scope string
 		if c.live {
-			if _, refused := a.scopeOf(ctx, c.name); refused != nil {
+			var refused *rpcError
+			if scope, refused = a.scopeOf(ctx, c.name); refused != nil {
 				o.End(OutcomeRefused, refused)
 				return nil, refused.wire()
 			}
 		}
-		out, err := a.callTool(ctx, c, req)
+		out, err := a.callTool(ctx, c, req, scope)
 		o.End(requestOutcome(ctx, err), err)
 		if err != nil {
 			return a.toolError(ctx, c, err), nil
@@ -34,26 +36,29 @@ func (a *Adapter) toolHandler(c *command) server.ToolHandlerFunc {
 	}
 }
 
-// callTool runs c for a tools/call and returns its result, or the error to
-// answer as an isError result.
-func (a *Adapter) callTool(ctx context.Context, c *command, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+// callTool runs c for a tools/call in scope (WithScope) and returns its
+// result, or the error to answer as an isError result. A live command's
+// is answered, as its reads are, from the result its live query keeps
+// when that is current (kept.go).
+func (a *Adapter) callTool(ctx context.Context, c *command, req mcp.CallToolRequest, scope string) (*mcp.CallToolResult, error) {
 	raw, err := canonicalArguments(req.GetRawArguments())
 	if err != nil {
 		return nil, err
 	}
-	res, err := c.invoke(ctx, middleware.Agent, raw)
+	run := a.live.askKept(c, causeCall, string(raw), scope)
+	res, err := c.invoke(withAgentRun(ctx, run), middleware.Agent, raw)
 	if err != nil {
 		return nil, err
 	}
-	b, err := c.marshalResult(res)
+	text, _, err := c.answerText(res, run, false)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the result: %w", err)
 	}
-	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(string(b))}}
-	if c.structured && len(b) > 0 && b[0] == '{' {
+	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(text)}}
+	if c.structured && len(text) > 0 && text[0] == '{' {
 		// structuredContent must be an object; a list, a scalar or a nil
 		// pointer result stays in the text content only.
-		out.StructuredContent = json.RawMessage(b)
+		out.StructuredContent = json.RawMessage(text)
 	}
 	if link, ok := a.resultLink(ctx, c, raw); ok {
 		out.Content = append(out.Content, link) // where to read or watch it (link.go)

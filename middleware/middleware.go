@@ -118,6 +118,19 @@ type Completion struct {
 	Prefix string
 }
 
+// KeptResult is what the innermost step of the chain returns, in place of
+// running the command, for a read or a tools/call (origin Agent) of a live
+// command whose live query keeps a current result: the result the query's
+// last run computed, encoded (see adapter.WithKeptResults). A middleware
+// that looks at results sees a KeptResult instead of the command's own
+// type on such calls, and can tell by it that the command did not run; a
+// middleware that returns another value has that value answered, as a
+// result of the command's would be.
+type KeptResult struct {
+	// JSON is the result as a read answers it.
+	JSON string
+}
+
 // Handler runs a command invocation and returns its result.
 type Handler func(ctx context.Context, call *Call) (any, error)
 

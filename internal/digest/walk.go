@@ -93,6 +93,10 @@ func (rw *Walk) Slot() any { return rw.scratch.Get() }
 // PutSlot gives back a slot of Slot, zero.
 func (rw *Walk) PutSlot(p any) { rw.scratch.Put(p) }
 
+// Value is *p, p a *R of rw's type R from its scratch, as an R: what
+// the command returned, as json would be given it.
+func (rw *Walk) Value(p any) any { return reflect.ValueOf(p).Elem().Interface() }
+
 // Clear zeroes *p, p a *R of rw's type R from its scratch.
 func (rw *Walk) Clear(p any) { reflect.ValueOf(p).Elem().SetZero() }
 

@@ -1,0 +1,298 @@
+package adapter
+
+import (
+	"context"
+
+	"github.com/mcplive/adapter/internal/digest"
+	"github.com/mcplive/adapter/middleware"
+)
+
+// Kept results: reads answered from the result a live query already has.
+//
+// A notification carries no content: every subscriber that hears one reads
+// the URI again, and without kept results each of those reads would run the
+// command again, although the re-run that caused the notification has just
+// computed that very result. So a live query keeps its result, encoded as
+// a read answers it, and a read or a tools/call of the same command,
+// arguments and scope is answered from it, without running the command,
+// for as long as the result is current.
+//
+// Current means computed by a run that began after the last change that
+// reached the query's read set. Changed (and a change feed's sink) marks
+// every query it reaches stale before it returns, so that a write followed
+// by a read on this instance always sees the write; a run that was under
+// way when a change reached its query never makes its result current (the
+// query runs again, and that run may). With a change feed, results are
+// answered only while the feed says it hears every change made elsewhere
+// (ChangeFeedHearing); a feed that cannot say so turns kept results off.
+//
+// What is kept is bounded: a query keeps a result only while it has
+// subscriptions, only when its subscribers read it (a query whose result
+// changed without a read since the change before stops encoding its
+// results until it is read again), only up to the largest size and within
+// the budget of WithKeptResults, the results read least recently let go
+// first. A command may opt out (WithoutKeptResults).
+//
+// Everything else about a read stays: the grant and the scope are asked
+// (the scope is part of the query's key, so no result crosses scopes), the
+// middleware chain and the rate limit run, and the innermost step answers
+// from the kept result in place of the command: the chain sees a
+// middleware.KeptResult. The result's version is the content digest of
+// the bytes answered (digest.Content), the same on every instance.
+
+// keptResult is the result a query keeps: its JSON, as a read answers it,
+// in the registry's list of kept results, most recently read first.
+type keptResult struct {
+	text       string
+	q          *query
+	prev, next *keptResult
+}
+
+// keptResults are the registry's kept results, guarded by its mutex.
+type keptResults struct {
+	// on: results are kept at all (a budget, and a change feed that says
+	// whether it hears); budget and max are WithKeptResults's.
+	on          bool
+	budget, max int
+	// hearing is the change feed's (ChangeFeedHearing); nil without a
+	// feed.
+	hearing func() bool
+	// head and tail of the list, most recently read first.
+	head, tail *keptResult
+	n, bytes   int
+	// answered counts the reads and tools/calls answered from kept
+	// results; evicted, the results let go for the budget.
+	answered, evicted uint64
+}
+
+// initKept sets the kept results up from the adapter's options.
+func (k *keptResults) init(cfg *config) {
+	k.budget, k.max = cfg.keptBudget, cfg.keptMax
+	k.on = k.budget > 0 && k.max > 0
+	if cfg.feed != nil {
+		h, ok := cfg.feed.(ChangeFeedHearing)
+		if !ok {
+			k.on = false
+			return
+		}
+		k.hearing = h.Hearing
+	}
+}
+
+// keepLocked makes text, an encoding of q's result, the result q keeps,
+// when it fits: no larger than max, and within the budget once the
+// results read least recently are let go.
+func (r *liveRegistry) keepLocked(q *query, text string) {
+	k := &r.kept
+	if q.kept != nil || q.dropped || len(text) > k.max {
+		return
+	}
+	for k.bytes+len(text) > k.budget && k.tail != nil {
+		k.evicted++
+		r.dropKeptLocked(k.tail.q)
+	}
+	e := &keptResult{text: text, q: q}
+	q.kept = e
+	k.n++
+	k.bytes += len(text)
+	k.pushFront(e)
+}
+
+// keepRunLocked keeps the result a run of q encoded, when q keeps
+// results, and notes whether what q keeps is current.
+func (r *liveRegistry) keepRunLocked(q *query, out runResult, current bool) {
+	if out.text != "" && r.kept.on && q.key.cmd.keep {
+		r.keepLocked(q, out.text)
+	}
+	q.fresh = current && q.kept != nil
+}
+
+// keptSize is the size of the result q keeps, 0 for none.
+func (q *query) keptSize() int {
+	if q.kept == nil {
+		return 0
+	}
+	return len(q.kept.text)
+}
+
+// dropKeptLocked lets the result q keeps go, if it keeps one.
+func (r *liveRegistry) dropKeptLocked(q *query) {
+	e := q.kept
+	if e == nil {
+		return
+	}
+	k := &r.kept
+	k.unlink(e)
+	k.n--
+	k.bytes -= len(e.text)
+	q.kept, q.fresh, e.q = nil, false, nil
+}
+
+func (k *keptResults) pushFront(e *keptResult) {
+	e.prev, e.next = nil, k.head
+	if k.head != nil {
+		k.head.prev = e
+	}
+	k.head = e
+	if k.tail == nil {
+		k.tail = e
+	}
+}
+
+func (k *keptResults) unlink(e *keptResult) {
+	if e.prev != nil {
+		e.prev.next = e.next
+	} else {
+		k.head = e.next
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	} else {
+		k.tail = e.prev
+	}
+	e.prev, e.next = nil, nil
+}
+
+// Why a command function ran, for CommandRuns.
+type runCause uint8
+
+const (
+	causeCall runCause = iota // a tools/call, the zero value
+	causeRead
+	causeSubscribe
+	causeRerun
+	causeApp
+	numCauses
+)
+
+// agentRun is what an agent's invocation of a command tells its innermost
+// step, through the context: why it runs and, for a read or a tools/call of
+// a command whose live queries keep results, the query whose kept result
+// may answer in place of the command (ask), and what that result's version
+// was.
+type agentRun struct {
+	cause   runCause
+	ask     bool
+	key     queryKey
+	answer  bool          // the kept result answered
+	version digest.Digest // its version, when it answered
+}
+
+type agentRunKey struct{}
+
+// withAgentRun is ctx carrying run for the innermost step.
+func withAgentRun(ctx context.Context, run *agentRun) context.Context {
+	return context.WithValue(ctx, agentRunKey{}, run)
+}
+
+// askKept is the agentRun of a read or a tools/call of c with canonical
+// arguments args in scope: one that asks for the kept result when c keeps
+// results.
+func (r *liveRegistry) askKept(c *command, cause runCause, args string, scope string) *agentRun {
+	run := &agentRun{cause: cause}
+	if c.keep && r.kept.on {
+		run.ask, run.key = true, queryKey{cmd: c, args: args, scope: scope}
+	}
+	return run
+}
+
+// innermost is what the innermost step of the chain does before it runs
+// c for call: it answers from the kept result when it may, and otherwise
+// counts the run, by its cause (CommandRuns).
+func (c *command) innermost(ctx context.Context, call *middleware.Call, r *liveRegistry) (middleware.KeptResult, bool) {
+	cause := causeRerun
+	switch call.Origin {
+	case middleware.App:
+		cause = causeApp
+	case middleware.Agent:
+		run, _ := ctx.Value(agentRunKey{}).(*agentRun)
+		if run == nil {
+			cause = causeCall
+			break
+		}
+		if run.ask {
+			if text, version, ok := r.answerKept(run.key); ok {
+				run.answer, run.version = true, version
+				return middleware.KeptResult{JSON: text}, true
+			}
+		}
+		cause = run.cause
+	}
+	c.runs[cause].Add(1)
+	return middleware.KeptResult{}, false
+}
+
+// answerKept answers a read or a tools/call of key from its query's kept
+// result: its JSON and version, or false when the query keeps no current
+// result (or there is none). Either way the query learns that its result
+// is read, and so keeps its next one.
+func (r *liveRegistry) answerKept(key queryKey) (text string, version digest.Digest, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	q := r.queries[key]
+	if q == nil {
+		return "", version, false
+	}
+	q.unread = 0
+	e := q.kept
+	if e == nil || !q.fresh || r.closed || r.kept.hearing != nil && !r.kept.hearing() {
+		return "", version, false
+	}
+	if r.kept.head != e {
+		r.kept.unlink(e)
+		r.kept.pushFront(e)
+	}
+	r.kept.answered++
+	return e.text, q.version, true
+}
+
+// encodeMode says what a run of a query encodes of its result.
+type encodeMode uint8
+
+const (
+	encodeNone encodeMode = iota
+	// encodeChanged: a result that differs from the query's (the digest
+	// the job noted) is encoded; the same one is kept already.
+	encodeChanged
+	encodeAlways
+)
+
+// maxUnread is how many of a query's current results in a row may go
+// unread before it stops encoding its results: its subscribers do not read
+// them (or not yet: two, so that reads that lag one change behind, on a
+// busy server, still find the next result kept).
+const maxUnread = 2
+
+// encodeModeLocked says what the next run of q encodes: its result when
+// a subscriber needs its version, or when q keeps results and its
+// subscribers read them; only a changed one when q has what it needs of
+// the one it has.
+func (r *liveRegistry) encodeModeLocked(q *query) encodeMode {
+	keep := r.kept.on && q.key.cmd.keep && q.unread < maxUnread
+	switch {
+	case !keep && !q.versioned:
+		return encodeNone
+	case q.version == (digest.Digest{}) || keep && q.kept == nil:
+		return encodeAlways
+	}
+	return encodeChanged
+}
+
+// encodeResult adds to out, the outcome of a run of c that returned res
+// (in a slot when inSlot), the result's encoding and its version, or a
+// failure's version.
+func (c *command) encodeResult(out *runResult, res any, inSlot bool) {
+	if out.err != nil {
+		out.version = digest.ContentOfError(out.err)
+		return
+	}
+	if inSlot {
+		res = c.resultWalk.Value(res)
+	}
+	b, err := c.marshalResult(res)
+	if err != nil {
+		return // the digest had the result; no version, nothing kept
+	}
+	out.text = string(b)
+	out.version = digest.Content(b)
+}

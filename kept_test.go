@@ -1,0 +1,581 @@
+package adapter
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcplive/adapter/internal/digest"
+	"github.com/mcplive/adapter/middleware"
+)
+
+// heldStore is an itemStore whose re-runs (origin Live) can be held
+// after they read, so that a test decides when a run in flight ends.
+type heldStore struct {
+	*itemStore
+	once    sync.Once
+	held    atomic.Bool
+	reached chan string   // a held re-run read this value
+	gate    chan struct{} // one token lets one held re-run return
+}
+
+func newHeldStore(n int) *heldStore {
+	return &heldStore{itemStore: newItemStore(n), reached: make(chan string, 16), gate: make(chan struct{}, 16)}
+}
+
+// closeGate lets every held re-run return, now and from now on.
+func (st *heldStore) closeGate() { st.once.Do(func() { close(st.gate) }) }
+
+// newKeptServer serves items_show on st, whose re-runs st may hold.
+func newKeptServer(t testingT, st *heldStore, opts ...Option) *Adapter {
+	t.Helper()
+	a := Wrap(server.NewMCPServer("kept-test", "1.0.0"), opts...)
+	Live(a, "items_show", "One item.", func(ctx context.Context, args itemArgs) (item, error) {
+		Reads(ctx, fmt.Sprintf("items/%d", args.ID))
+		v, ok := st.get(args.ID)
+		if middleware.OriginFrom(ctx) == middleware.Live && st.held.Load() {
+			st.reached <- v
+			<-st.gate
+		}
+		if !ok {
+			return item{}, ErrNotFound
+		}
+		return item{ID: args.ID, Name: v}, nil
+	})
+	t.Cleanup(st.closeGate)
+	return a
+}
+
+// readAnswer is one resources/read as f sends it (modern: of protocol
+// 2026-07-28): the text answered and its version, or the error.
+func readAnswer(t testingT, f *fakeClient, uri string, modern bool) (text, version string, rerr *mcp.JSONRPCErrorDetails) {
+	t.Helper()
+	params := map[string]any{"uri": uri}
+	if modern {
+		params["_meta"] = map[string]any{
+			mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
+			mcp.MetaKeyClientCapabilities: map[string]any{},
+			mcp.MetaKeyClientInfo:         map[string]any{"name": "fake", "version": "1"},
+		}
+	}
+	f.nextID++
+	raw, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": f.nextID, "method": "resources/read", "params": params})
+	b, _ := json.Marshal(f.a.HandleMessage(f.ctx(), raw))
+	var res struct {
+		Result struct {
+			Meta     map[string]any `json:"_meta"`
+			Contents []struct {
+				Text string `json:"text"`
+			} `json:"contents"`
+		} `json:"result"`
+		Error *mcp.JSONRPCErrorDetails `json:"error"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Error != nil {
+		return "", "", res.Error
+	}
+	if len(res.Result.Contents) != 1 {
+		t.Fatalf("read %s: %s; want one content", uri, b)
+	}
+	v, _ := res.Result.Meta[MetaVersion].(string)
+	return res.Result.Contents[0].Text, v, nil
+}
+
+// readName reads uri through f and returns the item's name.
+func keptName(t testingT, f *fakeClient, uri string, modern bool) string {
+	t.Helper()
+	text, _, rerr := readAnswer(t, f, uri, modern)
+	if rerr != nil {
+		t.Fatalf("read %s: %+v", uri, rerr)
+	}
+	var it item
+	if err := json.Unmarshal([]byte(text), &it); err != nil {
+		t.Fatalf("read %s: %q: %v", uri, text, err)
+	}
+	return it.Name
+}
+
+// runsOf is the CommandRuns of the command named name.
+func runsOf(a *Adapter, name string) CommandRuns {
+	for _, r := range a.CommandRuns() {
+		if r.Command == name {
+			return r
+		}
+	}
+	return CommandRuns{}
+}
+
+// After a change, the subscribers' reads are answered from the result the
+// re-run computed: the command runs once for the change, not once more per
+// reader, and each read answers what a run would, with the version of what
+// it answers, on both protocol versions.
+func TestKeptAnswersTheReadsAfterAChange(t *testing.T) {
+	for _, modern := range []bool{false, true} {
+		t.Run(fmt.Sprint("modern=", modern), func(t *testing.T) {
+			st := newHeldStore(3)
+			a := newKeptServer(t, st)
+			const uri = "app://items_show/2"
+			var readers []*fakeClient
+			for i := range 5 {
+				f := newFakeClient(t, a, fmt.Sprint("reader-", i), 16)
+				if e := f.subscribe(uri); e != nil {
+					t.Fatalf("subscribe: %+v", e)
+				}
+				readers = append(readers, f)
+			}
+			st.set(2, "renamed")
+			a.Changed("items/2")
+			waitIdle(t, a)
+			before := runsOf(a, "items_show")
+			for _, f := range readers {
+				text, version, rerr := readAnswer(t, f, uri, modern)
+				if rerr != nil || !strings.Contains(text, `"renamed"`) {
+					t.Fatalf("read: %q, %+v; want the renamed item", text, rerr)
+				}
+				if want := versionText(digest.Content([]byte(text))); version != want {
+					t.Errorf("version %q; want the content digest of what it answered, %s", version, want)
+				}
+			}
+			after := runsOf(a, "items_show")
+			if after.Read != before.Read || after.Rerun != 1 || after.Subscribe != 5 {
+				t.Errorf("runs %+v after %+v; want 5 first runs, 1 re-run, and no run for the 5 reads", after, before)
+			}
+			if s := a.LiveStats(); s.KeptAnswers != 5 || s.Kept != 1 || s.KeptBytes != len(`{"id":2,"name":"renamed"}`) {
+				t.Errorf("LiveStats %+v; want 5 reads answered from the 1 result kept", s)
+			}
+			// A read of a URI no one watches runs its command.
+			if name := keptName(t, readers[0], "app://items_show/3", modern); name != "v1" || runsOf(a, "items_show").Read != before.Read+1 {
+				t.Errorf("unwatched read: %q, runs %+v; want v1 from a run", name, runsOf(a, "items_show"))
+			}
+		})
+	}
+}
+
+// Changed makes what the queries it reaches keep stale before it returns:
+// a read right after a write sees the write, although the re-run has not
+// ended.
+func TestKeptIsStaleOnceChangedReturns(t *testing.T) {
+	st := newHeldStore(1)
+	a := newKeptServer(t, st)
+	f := newFakeClient(t, a, "reader", 16)
+	if e := f.subscribe("app://items_show/1"); e != nil {
+		t.Fatal(e)
+	}
+	if name := keptName(t, f, "app://items_show/1", false); name != "v1" || a.LiveStats().KeptAnswers != 1 {
+		t.Fatalf("read %q, %+v; want v1 from the kept result", name, a.LiveStats())
+	}
+	st.held.Store(true)
+	st.set(1, "v2")
+	a.Changed("items/1")
+	<-st.reached // the re-run is under way, and held
+	if name := keptName(t, f, "app://items_show/1", false); name != "v2" {
+		t.Errorf("a read after Changed returned answered %q; want v2", name)
+	}
+	if s := a.LiveStats(); s.KeptAnswers != 1 {
+		t.Errorf("KeptAnswers %d; want the stale result to answer nothing", s.KeptAnswers)
+	}
+	st.gate <- struct{}{}
+	waitIdle(t, a)
+	if name := keptName(t, f, "app://items_show/1", false); name != "v2" || a.LiveStats().KeptAnswers != 2 {
+		t.Errorf("after the re-run: %q, %+v; want v2 from the kept result", name, a.LiveStats())
+	}
+}
+
+// A run that was under way when a change reached its query never makes
+// its result current: until a run that began after the change ends, reads
+// run the command.
+func TestKeptNotFromARunThatAChangeOvertook(t *testing.T) {
+	st := newHeldStore(1)
+	a := newKeptServer(t, st)
+	f := newFakeClient(t, a, "reader", 16)
+	if e := f.subscribe("app://items_show/1"); e != nil {
+		t.Fatal(e)
+	}
+	st.held.Store(true)
+	st.set(1, "v2")
+	a.Changed("items/1")
+	if got := <-st.reached; got != "v2" {
+		t.Fatalf("the re-run read %q", got)
+	}
+	st.set(1, "v3")
+	a.Changed("items/1") // overtakes the run, which read v2
+	st.gate <- struct{}{}
+	if got := <-st.reached; got != "v3" { // the run the change owed
+		t.Fatalf("the second re-run read %q", got)
+	}
+	// The first run's v2 was applied (its subscribers hear of it), but
+	// it is not current: the read runs the command.
+	answered := a.LiveStats().KeptAnswers
+	if name := keptName(t, f, "app://items_show/1", false); name != "v3" {
+		t.Errorf("read %q while the second re-run is held; want v3", name)
+	}
+	if a.LiveStats().KeptAnswers != answered {
+		t.Error("a read was answered from the result of a run a change overtook")
+	}
+	st.gate <- struct{}{}
+	waitIdle(t, a)
+	if name := keptName(t, f, "app://items_show/1", false); name != "v3" || a.LiveStats().KeptAnswers != answered+1 {
+		t.Errorf("after the second re-run: %q, %+v; want v3 from the kept result", name, a.LiveStats())
+	}
+}
+
+// No result crosses scopes, and a withdrawn grant refuses a read whatever
+// its query keeps.
+func TestKeptScopesAndGrants(t *testing.T) {
+	st := newTenantStore()
+	st.set("a", 1, "a's")
+	st.set("b", 1, "b's")
+	a := newTenantServer(t, st)
+	const uri = "app://tenant_show/1"
+	fa, fb := newFakeClient(t, a, "a-1", 16), newFakeClient(t, a, "b-1", 16)
+	for _, f := range []*fakeClient{fa, fb} {
+		if e := f.subscribe(uri); e != nil {
+			t.Fatal(e)
+		}
+	}
+	for range 3 {
+		if got := keptName(t, fa, uri, false); got != "a's" {
+			t.Fatalf("tenant a reads %q", got)
+		}
+		if got := keptName(t, fb, uri, false); got != "b's" {
+			t.Fatalf("tenant b reads %q", got)
+		}
+	}
+	if s := a.LiveStats(); s.Kept != 2 || s.KeptAnswers != 6 {
+		t.Errorf("LiveStats %+v; want one result kept per tenant, answering all 6 reads", s)
+	}
+	st.mu.Lock()
+	st.revoked["a"] = true
+	st.mu.Unlock()
+	if _, _, rerr := readAnswer(t, fa, uri, false); rerr == nil {
+		t.Error("a read of a revoked tenant was answered")
+	}
+	if got := keptName(t, fb, uri, false); got != "b's" {
+		t.Errorf("tenant b reads %q", got)
+	}
+}
+
+// The budget bounds what is kept: the result read least recently goes
+// first, a result over the largest size is never kept, and a budget of 0
+// keeps nothing.
+func TestKeptBudget(t *testing.T) {
+	one := len(`{"id":1,"name":"v1"}`)
+	uri := func(id int) string { return fmt.Sprintf("app://items_show/%d", id) }
+	t.Run("evicts the least recently read", func(t *testing.T) {
+		st := newHeldStore(3)
+		a := newKeptServer(t, st, WithKeptResults(2*one, one))
+		f := newFakeClient(t, a, "reader", 16)
+		for _, id := range []int{1, 2} {
+			if e := f.subscribe(uri(id)); e != nil {
+				t.Fatal(e)
+			}
+		}
+		keptName(t, f, uri(1), false) // 2 is now the least recently read
+		if e := f.subscribe(uri(3)); e != nil {
+			t.Fatal(e)
+		}
+		if s := a.LiveStats(); s.Kept != 2 || s.KeptBytes != 2*one || s.KeptEvicted != 1 {
+			t.Fatalf("LiveStats %+v; want 2 kept within the budget, 1 evicted", s)
+		}
+		runs := runsOf(a, "items_show").Read
+		keptName(t, f, uri(1), false)
+		keptName(t, f, uri(3), false)
+		if got := runsOf(a, "items_show").Read; got != runs {
+			t.Errorf("reads of the kept results ran the command %d times", got-runs)
+		}
+		keptName(t, f, uri(2), false)
+		if got := runsOf(a, "items_show").Read; got != runs+1 {
+			t.Errorf("the read of the evicted result ran the command %d times, want 1", got-runs)
+		}
+	})
+	t.Run("larger than the largest", func(t *testing.T) {
+		st := newHeldStore(1)
+		a := newKeptServer(t, st, WithKeptResults(1<<20, one-1))
+		f := newFakeClient(t, a, "reader", 16)
+		if e := f.subscribe(uri(1)); e != nil {
+			t.Fatal(e)
+		}
+		keptName(t, f, uri(1), false)
+		if s := a.LiveStats(); s.Kept != 0 || s.KeptAnswers != 0 || runsOf(a, "items_show").Read != 1 {
+			t.Errorf("LiveStats %+v, runs %+v; want nothing kept, the read run", s, runsOf(a, "items_show"))
+		}
+	})
+	t.Run("none", func(t *testing.T) {
+		st := newHeldStore(1)
+		a := newKeptServer(t, st, WithKeptResults(0, 0))
+		f := newFakeClient(t, a, "reader", 16)
+		if e := f.subscribe(uri(1)); e != nil {
+			t.Fatal(e)
+		}
+		keptName(t, f, uri(1), false)
+		if s := a.LiveStats(); s.Kept != 0 || s.KeptAnswers != 0 {
+			t.Errorf("LiveStats %+v; want nothing kept", s)
+		}
+	})
+	t.Run("refused", func(t *testing.T) {
+		for _, opt := range []Option{WithKeptResults(-1, 10), WithKeptResults(10, -1)} {
+			msg := func() (msg any) {
+				defer func() { msg = recover() }()
+				Wrap(server.NewMCPServer("x", "1"), opt)
+				return nil
+			}()
+			if s, _ := msg.(string); !strings.Contains(s, "kept results") {
+				t.Errorf("Wrap panicked with %v; want a message naming the kept results", msg)
+			}
+		}
+	})
+}
+
+// A query whose subscribers stop reading stops keeping: once maxUnread
+// current results in a row went unread, the next is not encoded; a read
+// brings keeping back for the change after.
+func TestKeptOnlyWhileRead(t *testing.T) {
+	st := newHeldStore(1)
+	a := newKeptServer(t, st)
+	f := newFakeClient(t, a, "watcher", 16)
+	if e := f.subscribe("app://items_show/1"); e != nil {
+		t.Fatal(e)
+	}
+	step := 1 // the store holds v1
+	write := func() {
+		step++
+		st.set(1, fmt.Sprint("v", step))
+		a.Changed("items/1")
+		waitIdle(t, a)
+	}
+	for range maxUnread {
+		write()
+		if s := a.LiveStats(); s.Kept != 1 {
+			t.Fatalf("after change %d: %+v; want its result kept", step, s)
+		}
+	}
+	write()
+	if s := a.LiveStats(); s.Kept != 0 {
+		t.Fatalf("after %d results nobody read: %+v; want nothing kept", maxUnread, s)
+	}
+	if name := keptName(t, f, "app://items_show/1", false); name != fmt.Sprint("v", step) {
+		t.Fatalf("read %q", name)
+	}
+	write()
+	if s := a.LiveStats(); s.Kept != 1 {
+		t.Errorf("after a read and a change: %+v; want the result kept again", s)
+	}
+}
+
+// WithoutKeptResults: every read of the command runs it.
+func TestWithoutKeptResults(t *testing.T) {
+	st := newItemStore(1)
+	a := Wrap(server.NewMCPServer("kept-test", "1.0.0"))
+	var runs atomic.Int64
+	Live(a, "clock", "What time it is for an item.", func(ctx context.Context, args itemArgs) (item, error) {
+		Reads(ctx, "items")
+		runs.Add(1)
+		v, _ := st.get(args.ID)
+		return item{ID: args.ID, Name: v}, nil
+	}, WithoutKeptResults())
+	f := newFakeClient(t, a, "reader", 16)
+	if e := f.subscribe("app://clock/1"); e != nil {
+		t.Fatal(e)
+	}
+	for range 3 {
+		keptName(t, f, "app://clock/1", false)
+	}
+	if runs.Load() != 4 || a.LiveStats().Kept != 0 {
+		t.Errorf("%d runs, %+v; want the subscribe and each of 3 reads to run it, nothing kept", runs.Load(), a.LiveStats())
+	}
+}
+
+// hearingFeed is a change feed that says whether it hears.
+type hearingFeed struct {
+	hearing atomic.Bool
+	sink    ChangeSink
+}
+
+func (f *hearingFeed) Attach(sink ChangeSink)                  { f.sink = sink }
+func (f *hearingFeed) Publish(context.Context, []string) error { return nil }
+func (f *hearingFeed) Hearing() bool                           { return f.hearing.Load() }
+
+// deafFeed is a change feed that cannot say whether it hears.
+type deafFeed struct{}
+
+func (deafFeed) Attach(ChangeSink)                       {}
+func (deafFeed) Publish(context.Context, []string) error { return nil }
+
+// With a change feed, a kept result answers only while the feed says it
+// hears every change made elsewhere; a feed that cannot say keeps
+// nothing.
+func TestKeptOnlyWhileTheFeedHears(t *testing.T) {
+	feed := &hearingFeed{}
+	st := newHeldStore(1)
+	a := newKeptServer(t, st, WithChangeFeed(feed))
+	f := newFakeClient(t, a, "reader", 16)
+	if e := f.subscribe("app://items_show/1"); e != nil {
+		t.Fatal(e)
+	}
+	keptName(t, f, "app://items_show/1", false)
+	if s := a.LiveStats(); s.Kept != 1 || s.KeptAnswers != 0 {
+		t.Fatalf("feed not hearing: %+v; want the result kept and answering nothing", s)
+	}
+	feed.hearing.Store(true)
+	keptName(t, f, "app://items_show/1", false)
+	if s := a.LiveStats(); s.KeptAnswers != 1 {
+		t.Errorf("feed hearing: %+v; want the read answered from the kept result", s)
+	}
+	// A change heard from elsewhere makes it stale, as a local one does.
+	st.set(1, "v2")
+	st.held.Store(true)
+	feed.sink.Changed("items/1")
+	<-st.reached
+	if name := keptName(t, f, "app://items_show/1", false); name != "v2" {
+		t.Errorf("after a change from the feed: %q; want v2", name)
+	}
+	st.gate <- struct{}{}
+	waitIdle(t, a)
+
+	deaf := newKeptServer(t, newHeldStore(1), WithChangeFeed(&deafFeed{}))
+	g := newFakeClient(t, deaf, "reader", 16)
+	if e := g.subscribe("app://items_show/1"); e != nil {
+		t.Fatal(e)
+	}
+	keptName(t, g, "app://items_show/1", false)
+	if s := deaf.LiveStats(); s.Kept != 0 || s.KeptAnswers != 0 {
+		t.Errorf("a feed that cannot say whether it hears: %+v; want nothing kept", s)
+	}
+}
+
+// The middleware chain runs for a read answered from a kept result, and
+// sees a middleware.KeptResult where the command's result would be; one
+// that answers something else has that answered.
+func TestKeptResultPassesTheChain(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	replace := atomic.Bool{}
+	mw := func(next middleware.Handler) middleware.Handler {
+		return func(ctx context.Context, call *middleware.Call) (any, error) {
+			res, err := next(ctx, call)
+			mu.Lock()
+			seen = append(seen, fmt.Sprintf("%s %T", call.Origin, res))
+			mu.Unlock()
+			if _, kept := res.(middleware.KeptResult); kept && replace.Load() {
+				return item{ID: 1, Name: "from the middleware"}, nil
+			}
+			return res, err
+		}
+	}
+	st := newHeldStore(1)
+	a := newKeptServer(t, st, WithMiddleware(mw))
+	f := newFakeClient(t, a, "reader", 16)
+	if e := f.subscribe("app://items_show/1"); e != nil {
+		t.Fatal(e)
+	}
+	keptName(t, f, "app://items_show/1", false)
+	replace.Store(true)
+	if name := keptName(t, f, "app://items_show/1", false); name != "from the middleware" {
+		t.Errorf("read %q; want the middleware's answer", name)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"agent adapter.item", "agent middleware.KeptResult", "agent middleware.KeptResult"}
+	if strings.Join(seen, "|") != strings.Join(want, "|") {
+		t.Errorf("the chain saw %q; want %q", seen, want)
+	}
+}
+
+// A tools/call of a live command is answered from the kept result of its
+// query too, with the same text a run gives, structured content included.
+func TestKeptAnswersToolCalls(t *testing.T) {
+	st := newHeldStore(1)
+	a := newKeptServer(t, st)
+	f := newFakeClient(t, a, "reader", 16)
+	if e := f.subscribe("app://items_show/1"); e != nil {
+		t.Fatal(e)
+	}
+	f.nextID++
+	raw, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": f.nextID, "method": "tools/call",
+		"params": map[string]any{"name": "items_show", "arguments": map[string]any{"id": 1}}})
+	b, _ := json.Marshal(a.HandleMessage(f.ctx(), raw))
+	if !strings.Contains(string(b), `"text":"{\"id\":1,\"name\":\"v1\"}"`) || !strings.Contains(string(b), `"structuredContent":{"id":1,"name":"v1"}`) {
+		t.Errorf("tools/call answered %s", b)
+	}
+	if r := runsOf(a, "items_show"); r.Call != 0 || a.LiveStats().KeptAnswers != 1 {
+		t.Errorf("runs %+v, %+v; want the call answered from the kept result", r, a.LiveStats())
+	}
+}
+
+// CommandRuns counts every run of a command's function by its cause, and
+// nothing for what a kept result answered.
+func TestCommandRunsByCause(t *testing.T) {
+	st := newHeldStore(2)
+	a := newKeptServer(t, st)
+	f := newFakeClient(t, a, "reader", 16)
+	if e := f.subscribe("app://items_show/1"); e != nil { // subscribe
+		t.Fatal(e)
+	}
+	keptName(t, f, "app://items_show/2", false) // read
+	keptName(t, f, "app://items_show/1", false) // kept
+	if e := f.call("tools/call", map[string]any{"name": "items_show", "arguments": map[string]any{"id": 2}}); e != nil {
+		t.Fatal(e) // call
+	}
+	if _, err := a.Call(context.Background(), "items_show", map[string]any{"id": 2}); err != nil {
+		t.Fatal(err) // app
+	}
+	st.set(1, "v2")
+	a.Changed("items/1") // rerun
+	waitIdle(t, a)
+	if _, _, rerr := readAnswer(t, f, "app://items_show/99", false); rerr == nil { // read, not found: it ran
+		t.Fatal("item 99 was found")
+	}
+	if got, want := runsOf(a, "items_show"), (CommandRuns{Command: "items_show", Read: 2, Call: 1, Subscribe: 1, Rerun: 1, App: 1}); got != want {
+		t.Errorf("CommandRuns %+v; want %+v", got, want)
+	}
+}
+
+// Versions are the content digest of what a read answers: two adapters
+// (two processes of a fleet) give one result the same version, where the
+// digests that tell changes apart are each process's own.
+func TestVersionsAreTheSameOnEveryInstance(t *testing.T) {
+	st := newHeldStore(1)
+	a, b := newKeptServer(t, st), newKeptServer(t, st)
+	fa, fb := newFakeClient(t, a, "a", 16), newFakeClient(t, b, "b", 16)
+	if e := fa.subscribe("app://items_show/1"); e != nil { // answered from a kept result
+		t.Fatal(e)
+	}
+	_, va, _ := readAnswer(t, fa, "app://items_show/1", true)
+	_, vb, _ := readAnswer(t, fb, "app://items_show/1", true) // from a run
+	if va == "" || va != vb {
+		t.Errorf("versions %q and %q of one result", va, vb)
+	}
+	if _, err := hex.DecodeString(va); err != nil || len(va) != 32 {
+		t.Errorf("version %q; want 32 hexadecimal digits", va)
+	}
+}
+
+// After Close no kept result answers: nothing re-runs it any more.
+func TestKeptNotAfterClose(t *testing.T) {
+	st := newHeldStore(1)
+	a := newKeptServer(t, st)
+	f := newFakeClient(t, a, "reader", 16)
+	if e := f.subscribe("app://items_show/1"); e != nil {
+		t.Fatal(e)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st.set(1, "v2")
+	if name := keptName(t, f, "app://items_show/1", false); name != "v2" {
+		t.Errorf("after Close: %q; want v2 from a run", name)
+	}
+}
