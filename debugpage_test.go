@@ -64,7 +64,13 @@ func TestDebugPage(t *testing.T) {
 	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/html; charset=utf-8" {
 		t.Fatalf("%d %s", res.StatusCode, res.Header.Get("Content-Type"))
 	}
+	stats := a.LiveStats()
+	if stats.Kept == 0 {
+		t.Fatalf("%+v: nothing kept", stats)
+	}
 	for _, want := range []string{
+		fmt.Sprintf(`<dd id="kept">%d, %d B</dd>`, stats.Kept, stats.KeptBytes),
+		`<td class="kept">` + strconv.Itoa(len(`{"id":12,"name":"v1"}`)) + ` B</td>`,
 		`<tr data-command="items_show" data-arguments="{&#34;id&#34;:12}">`,
 		`<code>app://items_show/{id}</code>`,
 		`<td class="reads"><code>items/12</code></td>`,

@@ -30,7 +30,14 @@
 //	mcplive_rate_limited_total{command}     counter  reads and tools/calls refused by the rate limit
 //	mcplive_coalesced_changes_total         counter  changes that cost a query no run of its own
 //	mcplive_refused_subscriptions_total     counter  subscriptions refused
+//	mcplive_command_runs_total{command,cause} counter runs of a command's function: read, call, subscribe, rerun, app
+//	mcplive_kept_results                    gauge    results live queries keep to answer reads with
+//	mcplive_kept_results_size_bytes         gauge    their size
+//	mcplive_kept_answers_total              counter  reads and tools/calls answered from a kept result
 //
+// mcplive_reads_total counts every read, answered from a kept result or
+// not; mcplive_command_runs_total{cause="read"} counts those that ran the
+// command: what the database paid for reads.
 // Labels are bounded: a command's name and an outcome, never a URI, a
 // session or an argument. The counts of reads, calls and re-runs are kept
 // per command in atomic counters and, like the gauges (read from
@@ -48,6 +55,7 @@
 //
 //   - "read <command>": each read of the adapter's URIs. Its phases are
 //     attributes, mcplive.phase.<parse|convert|validate|command>.duration
+//     (kept in place of command when a kept result answered)
 //     in seconds, or child spans with WithPhaseSpans. The command runs in
 //     the read's context, so its own spans (a database query) nest under
 //     the read.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/embedded"
 
@@ -15,6 +16,7 @@ import (
 const (
 	labelCommand = "command"
 	labelOutcome = "outcome"
+	labelCause   = "cause"
 )
 
 // instruments are the metrics of package otel (see the package doc for
@@ -27,9 +29,12 @@ type instruments struct {
 	reads, calls, reruns, rateLimited metric.Int64ObservableCounter
 	rerunDuration                     metric.Float64Histogram
 
-	// Read from Adapter.LiveStats at each collection (Register).
+	// Read from Adapter.LiveStats and Adapter.CommandRuns at each
+	// collection (Register).
 	subscriptions, queries, pending    metric.Int64ObservableGauge
 	notifications, coalesced, refusals metric.Int64ObservableCounter
+	kept, keptBytes                    metric.Int64ObservableGauge
+	keptAnswers, commandRuns           metric.Int64ObservableCounter
 
 	// counted is the callback that observes the counts. Unregistering
 	// what Register returns unregisters it too: until then the meter
@@ -39,7 +44,7 @@ type instruments struct {
 
 func (in *instruments) init(m metric.Meter, each func(func(*command))) error {
 	in.meter = m
-	var errs [12]error
+	var errs [16]error
 	in.reads, errs[0] = m.Int64ObservableCounter("mcplive.reads", metric.WithUnit("{read}"),
 		metric.WithDescription("Reads of the adapter's resource URIs, by command and outcome."))
 	in.calls, errs[1] = m.Int64ObservableCounter("mcplive.calls", metric.WithUnit("{call}"),
@@ -65,6 +70,14 @@ func (in *instruments) init(m metric.Meter, each func(func(*command))) error {
 		metric.WithDescription("Changes that cost a live query no run of its own: it was queued already, or running with one more run owed."))
 	in.refusals, errs[10] = m.Int64ObservableCounter("mcplive.refused_subscriptions", metric.WithUnit("{subscription}"),
 		metric.WithDescription("Subscriptions refused: no such live command, not granted, not converting, over a cap, rate limited, or closing."))
+	in.kept, errs[12] = m.Int64ObservableGauge("mcplive.kept_results", metric.WithUnit("{result}"),
+		metric.WithDescription("Results that live queries keep to answer reads with."))
+	in.keptBytes, errs[13] = m.Int64ObservableGauge("mcplive.kept_results.size", metric.WithUnit("By"),
+		metric.WithDescription("The size of the results kept, within the adapter's budget."))
+	in.keptAnswers, errs[14] = m.Int64ObservableCounter("mcplive.kept_answers", metric.WithUnit("{read}"),
+		metric.WithDescription("Reads and tools/calls answered from a kept result, without running their command."))
+	in.commandRuns, errs[15] = m.Int64ObservableCounter("mcplive.command_runs", metric.WithUnit("{run}"),
+		metric.WithDescription("Runs of each command's function, by cause: read, call, subscribe, rerun, app. What the commands cost the data they read."))
 	if err := errors.Join(errs[:]...); err != nil {
 		return err
 	}
@@ -137,13 +150,34 @@ func (t *Telemetry) Register(a *adapter.Adapter) (metric.Registration, error) {
 		o.ObserveInt64(in.notifications, clampInt64(s.Notified))
 		o.ObserveInt64(in.coalesced, clampInt64(s.Coalesced))
 		o.ObserveInt64(in.refusals, clampInt64(s.Refused))
+		o.ObserveInt64(in.kept, int64(s.Kept))
+		o.ObserveInt64(in.keptBytes, int64(s.KeptBytes))
+		o.ObserveInt64(in.keptAnswers, clampInt64(s.KeptAnswers))
+		in.observeRuns(o, a.CommandRuns())
 		return nil
-	}, in.subscriptions, in.queries, in.pending, in.notifications, in.coalesced, in.refusals)
+	}, in.subscriptions, in.queries, in.pending, in.notifications, in.coalesced, in.refusals,
+		in.kept, in.keptBytes, in.keptAnswers, in.commandRuns)
 	if err != nil {
 		t.registered.Store(false)
 		return nil, err
 	}
 	return registrations{regs: [2]metric.Registration{reg, in.counted}}, nil
+}
+
+// observeRuns observes the command runs of each command, a series per
+// cause that counted something.
+func (in *instruments) observeRuns(o metric.Observer, runs []adapter.CommandRuns) {
+	for _, r := range runs {
+		for _, k := range [...]struct {
+			cause string
+			n     uint64
+		}{{"read", r.Read}, {"call", r.Call}, {"subscribe", r.Subscribe}, {"rerun", r.Rerun}, {"app", r.App}} {
+			if k.n > 0 {
+				o.ObserveInt64(in.commandRuns, clampInt64(k.n), metric.WithAttributes(
+					attribute.String(labelCommand, r.Command), attribute.String(labelCause, k.cause)))
+			}
+		}
+	}
 }
 
 // registrations unregisters the registry's callback and the counts'.

@@ -187,6 +187,8 @@ func phaseKey(name string) string {
 		return "mcplive.phase.validate.duration"
 	case adapter.PhaseCommand:
 		return "mcplive.phase.command.duration"
+	case adapter.PhaseKept:
+		return "mcplive.phase.kept.duration"
 	}
 	return "mcplive.phase." + name + ".duration"
 }

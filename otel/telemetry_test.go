@@ -216,6 +216,15 @@ func TestTelemetry(t *testing.T) {
 		{"mcplive.notifications", nil, 1},
 		{"mcplive.coalesced_changes", nil, 0},
 		{"mcplive.refused_subscriptions", nil, 1},
+		// The read of the URI listened to was answered from its query's
+		// kept result; the other two reads ran (one failed the schema
+		// first), as did the listen's first run and the re-run.
+		{"mcplive.kept_answers", nil, 1},
+		{"mcplive.kept_results", nil, 1},
+		{"mcplive.kept_results.size", nil, int64(h.a.LiveStats().KeptBytes)},
+		{"mcplive.command_runs", runAttrs("items_show", "subscribe"), 1},
+		{"mcplive.command_runs", runAttrs("items_show", "read"), 1},
+		{"mcplive.command_runs", runAttrs("items_show", "rerun"), 1},
 	} {
 		if got := value(t, ms, tc.name, tc.attrs...); got != tc.want {
 			t.Errorf("%s%v = %d, want %d", tc.name, tc.attrs, got, tc.want)
@@ -228,7 +237,7 @@ func TestTelemetry(t *testing.T) {
 		t.Fatalf("%d read spans, want 3", len(reads))
 	}
 	wantPhases := [][]string{
-		{"parse", "convert", "validate", "command"},
+		{"parse", "convert", "validate", "kept"}, // listened to: its kept result answered
 		{"parse", "convert", "validate"}, // id 0 fails the schema
 		{"parse", "convert", "validate", "command"},
 	}
@@ -278,6 +287,11 @@ func TestTelemetry(t *testing.T) {
 	if n := attr(notify, "mcplive.subscribers").AsInt64(); n != 1 {
 		t.Errorf("notified %d", n)
 	}
+}
+
+// runAttrs are the attributes of mcplive.command_runs.
+func runAttrs(command, cause string) []attribute.KeyValue {
+	return []attribute.KeyValue{attribute.String("command", command), attribute.String("cause", cause)}
 }
 
 // TestTelemetryRateLimited counts refused calls and reads, per command.
