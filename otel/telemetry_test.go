@@ -238,7 +238,7 @@ func TestTelemetry(t *testing.T) {
 	}
 	wantPhases := [][]string{
 		{"parse", "convert", "validate", "kept"}, // listened to: its kept result answered
-		{"parse", "convert", "validate"}, // id 0 fails the schema
+		{"parse", "convert", "validate"},         // id 0 fails the schema
 		{"parse", "convert", "validate", "command"},
 	}
 	for i, r := range reads {
