@@ -185,11 +185,11 @@ func withAgentRun(ctx context.Context, run *agentRun) context.Context {
 	return context.WithValue(ctx, agentRunKey{}, run)
 }
 
-// askKept is the agentRun of a read or a tools/call of c with canonical
-// arguments args in scope: one that asks for the kept result when c keeps
-// results.
-func (r *liveRegistry) askKept(c *command, cause runCause, args string, scope string) *agentRun {
-	run := &agentRun{cause: cause}
+// askKept makes run the agentRun of a read or a tools/call (cause) of c
+// with canonical arguments args in scope: one that asks for the kept
+// result when c keeps results.
+func (r *liveRegistry) askKept(run *agentRun, c *command, cause runCause, args string, scope string) *agentRun {
+	*run = agentRun{cause: cause}
 	if c.keep && r.kept.on {
 		run.ask, run.key = true, queryKey{cmd: c, args: args, scope: scope}
 	}

@@ -46,6 +46,9 @@ type readState struct {
 	version, want string
 	// clock times the parse and the conversion, with an Observer only.
 	clock readClock
+	// run tells the innermost step that this is a read, and whether its
+	// query's kept result answered (kept.go).
+	run agentRun
 }
 
 // routeRead is the before-read hook described above.
@@ -159,7 +162,7 @@ func (a *Adapter) read(ctx context.Context, o Observation, c *command, st *readS
 	if err != nil {
 		return nil, err
 	}
-	run := a.live.askKept(c, causeRead, string(st.args), st.scope)
+	run := a.live.askKept(&st.run, c, causeRead, string(st.args), st.scope)
 	res, err := c.invokeDecoded(withAgentRun(ctx, run), middleware.Agent, args, st.args)
 	phase := PhaseCommand
 	if run.answer {

@@ -65,16 +65,32 @@ func BenchmarkWireFanout(b *testing.B) {
 // BenchmarkWireRead: resources/read of a live command's URI over the
 // wire, on the sessions of BenchmarkWireFanout (200 of 20 subscriptions),
 // 16 at a time. It reports the server's CPU per read (cpu-µs/read) and
-// reads per CPU-second of the server (reads/cpu-s).
+// reads per CPU-second of the server (reads/cpu-s). The URIs read are
+// subscribed: in kept their live queries' kept results answer; in run the
+// command opts out (adapter.WithoutKeptResults), and each read runs it.
+// The command is trivial: what is left is the path's own cost, which a
+// kept result does not save (examples/customers' BenchmarkReadKeptOrRun
+// has the example's SQLite queries).
 func BenchmarkWireRead(b *testing.B) {
-	ws := startWire(b, 200, 20)
-	start := processCPU(b)
-	b.ResetTimer()
-	ws.do(b, "read "+strconv.Itoa(b.N))
-	b.StopTimer()
-	used := processCPU(b) - start
-	b.ReportMetric(float64(used)/float64(time.Microsecond)/float64(b.N), "cpu-µs/read")
-	b.ReportMetric(float64(b.N)/used.Seconds(), "reads/cpu-s")
+	for _, kept := range []bool{true, false} {
+		name, opts := "kept", []adapter.CommandOption(nil)
+		if !kept {
+			name, opts = "run", []adapter.CommandOption{adapter.WithoutKeptResults()}
+		}
+		b.Run(name, func(b *testing.B) {
+			ws := startWire(b, 200, 20, opts...)
+			start := processCPU(b)
+			b.ResetTimer()
+			ws.do(b, "read "+strconv.Itoa(b.N))
+			b.StopTimer()
+			used := processCPU(b) - start
+			if answered := ws.a.LiveStats().KeptAnswers; kept != (answered >= uint64(b.N)) {
+				b.Fatalf("%d of %d reads answered from kept results", answered, b.N)
+			}
+			b.ReportMetric(float64(used)/float64(time.Microsecond)/float64(b.N), "cpu-µs/read")
+			b.ReportMetric(float64(b.N)/used.Seconds(), "reads/cpu-s")
+		})
+	}
 }
 
 // wireServer is the server of a wire benchmark and its child of clients.
@@ -94,11 +110,11 @@ type wireServer struct {
 // startWire serves the adapter on loopback and starts a child with
 // sessions clients of perSession subscriptions each, and waits until they
 // have subscribed. Everything stops when the benchmark ends.
-func startWire(b *testing.B, sessions, perSession int) *wireServer {
+func startWire(b *testing.B, sessions, perSession int, opts ...adapter.CommandOption) *wireServer {
 	b.Helper()
 	srv := server.NewMCPServer("bench", "1")
 	ws := &wireServer{a: adapter.Wrap(srv), st: &counterStore{}}
-	adapter.Live(ws.a, "items_show", "One item.", ws.st.show, adapter.WithReads("items"))
+	adapter.Live(ws.a, "items_show", "One item.", ws.st.show, append(opts, adapter.WithReads("items"))...)
 	events := adapter.NewEventStore(0)
 	streamable := server.NewStreamableHTTPServer(srv, server.WithEventStore(events))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
