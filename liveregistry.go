@@ -242,6 +242,12 @@ func (a *Adapter) initLive() {
 //	}
 //	a.Changed(fmt.Sprintf("customers/%d", id))
 //
+// The subscribers' re-reads are answered from the result the re-run
+// computed (WithKeptResults), without running the command again. Before
+// Changed returns, the results the affected queries keep are stale: a read
+// that follows, on any session of this instance, runs the command and sees
+// the write.
+//
 // Changed never blocks: it only marks the affected queries, so it is cheap
 // to call after every write, and many calls in a burst cost at most one
 // more run of each query. Re-runs run on goroutines of the adapter, at most

@@ -296,6 +296,10 @@ func TestMetricsEndpoint(t *testing.T) {
 		"mcplive_calls_total":                 {dto.MetricType_COUNTER, "command,outcome"},
 		"mcplive_rate_limited_total":          {dto.MetricType_COUNTER, "command"},
 		"mcplive_rerun_duration_seconds":      {dto.MetricType_HISTOGRAM, "command"},
+		"mcplive_command_runs_total":          {dto.MetricType_COUNTER, "cause,command"},
+		"mcplive_kept_results":                {dto.MetricType_GAUGE, ""},
+		"mcplive_kept_results_size_bytes":     {dto.MetricType_GAUGE, ""},
+		"mcplive_kept_answers_total":          {dto.MetricType_COUNTER, ""},
 	}
 	var names []string
 	for name, f := range families {
@@ -359,6 +363,14 @@ func TestMetricsEndpoint(t *testing.T) {
 		{"mcplive_reads_total", []string{"command=customers_show", "outcome=rate_limited"}, 1},
 		{"mcplive_calls_total", []string{"command=customers_update", "outcome=ok"}, 1},
 		{"mcplive_rate_limited_total", []string{"command=customers_show"}, 1},
+		// The first run and the re-run ran customers_show; the refused read
+		// did not. The write's command ran once, as a call.
+		{"mcplive_command_runs_total", []string{"cause=subscribe", "command=customers_show"}, 1},
+		{"mcplive_command_runs_total", []string{"cause=rerun", "command=customers_show"}, 1},
+		{"mcplive_command_runs_total", []string{"cause=call", "command=customers_update"}, 1},
+		{"mcplive_command_runs_total", []string{"cause=read", "command=customers_show"}, -1},
+		{"mcplive_kept_results", nil, 1},
+		{"mcplive_kept_answers_total", nil, 0},
 	} {
 		if got := value(tc.name, tc.labels...); got != tc.want {
 			t.Errorf("%s%v = %v, want %v", tc.name, tc.labels, got, tc.want)
