@@ -79,6 +79,7 @@ func TestLoad(t *testing.T) {
 	if prof != nil {
 		cpuProfile = prof.cpu(ctx, sc.writeFor)
 	}
+	metricsBefore := mustScrape(t, ctx, url)
 	loadStart, serverStart, clientsStart, machineStart := time.Now(), mustProcessCPU(t, proc.Pid()), selfCPU(), mustMachineCPU(t)
 	wt, err := write(ctx, writer, plan, sc.writesPerSecond, writes)
 	if err != nil {
@@ -92,6 +93,7 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("the run's budget of %v ended before the final check", sc.budget())
 	}
 	load, serverCPU, clientsCPU, machine := time.Since(loadStart), mustProcessCPU(t, proc.Pid())-serverStart, selfCPU()-clientsStart, mustMachineCPU(t)-machineStart
+	metricsAfter := mustScrape(t, ctx, url)
 	if prof != nil {
 		if err := errors.Join(<-cpuProfile, prof.heap(ctx)); err != nil {
 			t.Errorf("profiles: %v", err)
@@ -110,12 +112,23 @@ func TestLoad(t *testing.T) {
 	fig.writes, fig.writeTimes, fig.problems = len(plan), wt, p.Count()
 	fig.load, fig.serverCPU, fig.clientsCPU, fig.cores, fig.peakRSS = load, serverCPU, clientsCPU, runtime.NumCPU(), rss
 	fig.others = max(0, machine-serverCPU-clientsCPU)
+	fig.server = serverCountsOf(metricsBefore, metricsAfter)
 	t.Log(fig.summary())
 	fmt.Println(fig.summary()) // CI shows this line with go test -v
 
 	// Each customer stays unchanged for this long after each write.
 	period := time.Duration(loadkit.CustomerCount) * time.Second / time.Duration(sc.writesPerSecond)
 	judge(t, fig, period, staleExamples, unannouncedExamples)
+}
+
+// mustScrape is the example's metrics; it fails t if they cannot be read.
+func mustScrape(t *testing.T, ctx context.Context, url string) loadkit.Metrics {
+	t.Helper()
+	m, err := loadkit.ScrapeMetrics(ctx, http.DefaultClient, url)
+	if err != nil {
+		t.Fatalf("the example's metrics: %v", err)
+	}
+	return m
 }
 
 // mustMachineCPU is the CPU time every process has spent; it fails t if
