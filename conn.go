@@ -248,7 +248,8 @@ type slotVersion struct {
 // while it is not known (a subscription whose stream came to ask for
 // versions after its query's last run: kept.go).
 func versionOf(q *query) slotVersion {
-	return slotVersion{d: q.version, set: q.version != (digest.Digest{})}
+	v, ok := q.version()
+	return slotVersion{d: v, set: ok}
 }
 
 // setVersionLocked makes v the version the next notification of slot

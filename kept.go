@@ -40,10 +40,13 @@ import (
 // middleware.KeptResult. The result's version is the content digest of
 // the bytes answered (digest.Content), the same on every instance.
 
-// keptResult is the result a query keeps: its JSON, as a read answers it,
-// in the registry's list of kept results, most recently read first.
+// keptResult is what a query knows of its result beyond its digest: the
+// result's version (MetaVersion) and, while the query keeps it, its JSON
+// as a read answers it (text), in the registry's list of kept results,
+// most recently read first.
 type keptResult struct {
-	text       string
+	version    digest.Digest
+	text       string // "" while not kept
 	q          *query
 	prev, next *keptResult
 }
@@ -57,7 +60,8 @@ type keptResults struct {
 	// hearing is the change feed's (ChangeFeedHearing); nil without a
 	// feed.
 	hearing func() bool
-	// head and tail of the list, most recently read first.
+	// head and tail of the list of the results whose text is kept, most
+	// recently read first.
 	head, tail *keptResult
 	n, bytes   int
 	// answered counts the reads and tools/calls answered from kept
@@ -79,53 +83,78 @@ func (k *keptResults) init(cfg *config) {
 	}
 }
 
-// keepLocked makes text, an encoding of q's result, the result q keeps,
-// when it fits: no larger than max, and within the budget once the
-// results read least recently are let go.
-func (r *liveRegistry) keepLocked(q *query, text string) {
+// version is the version of q's result, when it is known.
+func (q *query) version() (digest.Digest, bool) {
+	if q.result == nil {
+		return digest.Digest{}, false
+	}
+	return q.result.version, true
+}
+
+// keptSize is the size of the result q keeps, 0 for none.
+func (q *query) keptSize() int {
+	if q.result == nil {
+		return 0
+	}
+	return len(q.result.text)
+}
+
+// keepRunLocked notes what a run of q learned of its result beyond the
+// digest (its version, and its encoding, kept when q keeps results), and
+// whether what q keeps is current. applyLocked has forgotten what it knew
+// of a result the run found changed.
+func (r *liveRegistry) keepRunLocked(q *query, out runResult, current bool) {
+	if out.version != (digest.Digest{}) {
+		if q.result == nil {
+			q.result = &keptResult{q: q}
+		}
+		q.result.version = out.version
+		if out.text != "" && r.kept.on && q.key.cmd.keep {
+			r.keepTextLocked(q.result, out.text)
+		}
+	}
+	q.fresh = current && q.keptSize() > 0
+}
+
+// keepTextLocked keeps text as e's, when it fits: no larger than max, and
+// within the budget once the results read least recently are let go.
+func (r *liveRegistry) keepTextLocked(e *keptResult, text string) {
 	k := &r.kept
-	if q.kept != nil || q.dropped || len(text) > k.max {
+	if e.text != "" || e.q.dropped || len(text) > k.max {
 		return
 	}
 	for k.bytes+len(text) > k.budget && k.tail != nil {
 		k.evicted++
-		r.dropKeptLocked(k.tail.q)
+		r.dropTextLocked(k.tail)
 	}
-	e := &keptResult{text: text, q: q}
-	q.kept = e
+	e.text = text
 	k.n++
 	k.bytes += len(text)
 	k.pushFront(e)
 }
 
-// keepRunLocked keeps the result a run of q encoded, when q keeps
-// results, and notes whether what q keeps is current.
-func (r *liveRegistry) keepRunLocked(q *query, out runResult, current bool) {
-	if out.text != "" && r.kept.on && q.key.cmd.keep {
-		r.keepLocked(q, out.text)
-	}
-	q.fresh = current && q.kept != nil
-}
-
-// keptSize is the size of the result q keeps, 0 for none.
-func (q *query) keptSize() int {
-	if q.kept == nil {
-		return 0
-	}
-	return len(q.kept.text)
-}
-
-// dropKeptLocked lets the result q keeps go, if it keeps one.
-func (r *liveRegistry) dropKeptLocked(q *query) {
-	e := q.kept
-	if e == nil {
+// dropTextLocked lets the text e keeps go; its version stays known.
+func (r *liveRegistry) dropTextLocked(e *keptResult) {
+	if e.text == "" {
 		return
 	}
 	k := &r.kept
 	k.unlink(e)
 	k.n--
 	k.bytes -= len(e.text)
-	q.kept, q.fresh, e.q = nil, false, nil
+	e.text = ""
+	e.q.fresh = false
+}
+
+// forgetResultLocked forgets what q knew of its result: the result
+// changed, or q is dropped.
+func (r *liveRegistry) forgetResultLocked(q *query) {
+	if q.result == nil {
+		return
+	}
+	r.dropTextLocked(q.result)
+	q.result.q = nil
+	q.result, q.fresh = nil, false
 }
 
 func (k *keptResults) pushFront(e *keptResult) {
@@ -234,8 +263,8 @@ func (r *liveRegistry) answerKept(key queryKey) (text string, version digest.Dig
 		return "", version, false
 	}
 	q.unread = 0
-	e := q.kept
-	if e == nil || !q.fresh || r.closed || r.kept.hearing != nil && !r.kept.hearing() {
+	e := q.result
+	if e == nil || e.text == "" || !q.fresh || r.closed || r.kept.hearing != nil && !r.kept.hearing() {
 		return "", version, false
 	}
 	if r.kept.head != e {
@@ -243,7 +272,7 @@ func (r *liveRegistry) answerKept(key queryKey) (text string, version digest.Dig
 		r.kept.pushFront(e)
 	}
 	r.kept.answered++
-	return e.text, q.version, true
+	return e.text, e.version, true
 }
 
 // encodeMode says what a run of a query encodes of its result.
@@ -272,7 +301,7 @@ func (r *liveRegistry) encodeModeLocked(q *query) encodeMode {
 	switch {
 	case !keep && !q.versioned:
 		return encodeNone
-	case q.version == (digest.Digest{}) || keep && q.kept == nil:
+	case q.result == nil || keep && q.result.text == "":
 		return encodeAlways
 	}
 	return encodeChanged

@@ -125,28 +125,19 @@ type query struct {
 	raw  json.RawMessage // key.args, as the middleware chain sees it
 	// values are those its re-runs carry, with a scope (WithScope): the
 	// request's that made it, detached from its cancellation (scopeValues);
-	// nil without a scope, for the registry's (runner.liveCtx).
-	values context.Context
+	// nil without a scope, for the registry's (runner.liveCtx). A pointer,
+	// where an interface would take a word more of every query.
+	values *scopedValues
 	// reads is the read set of the last run, sorted, as filed in the index.
 	reads  []string
 	digest digest.Digest
 	subs   []subRef // each knows its index here (sub.qi)
 
-	// What it keeps of its result (kept.go). version is the result's
-	// content digest (MetaVersion), zero while not known: a run encodes
-	// its result only when someone needs it (encodeModeLocked).
-	version digest.Digest
-	kept    *keptResult // its result, encoded, when it keeps one
-	// fresh: kept is current, made by a run that began after the last
-	// change that reached the query.
-	fresh bool
-	// unread counts its current results since the last read or
-	// tools/call that asked for one: its subscribers read, or do not
-	// (encodeModeLocked).
-	unread uint8
-	// versioned: a stream of a subscription of it hears versions, so its
-	// version is always known. Never cleared.
-	versioned bool
+	// result is what it knows of its result beyond the digest (kept.go):
+	// its version and, when it keeps one, its encoding; nil while it
+	// knows neither, as a query whose subscribers neither read nor ask
+	// for versions does.
+	result *keptResult
 
 	state   runState
 	dirty   bool // changed while running: run once more
@@ -154,6 +145,16 @@ type query struct {
 	// solo: run it alone, not in a batch, because the batch it was in
 	// failed as a whole (batch.go).
 	solo bool
+	// fresh: its kept result is current, made by a run that began after
+	// the last change that reached the query (kept.go).
+	fresh bool
+	// versioned: a stream of a subscription of it hears versions, so its
+	// version is always known. Never cleared.
+	versioned bool
+	// unread counts its current results since the last read or
+	// tools/call that asked for one: its subscribers read, or do not
+	// (encodeModeLocked).
+	unread uint8
 	// run is the context of its re-run while one is running, which is
 	// cancelled when the query is dropped so that the run can stop early.
 	run *runContext
@@ -172,7 +173,7 @@ type query struct {
 }
 
 func newQuery(key queryKey, args any, raw json.RawMessage, out runResult) *query {
-	return &query{key: key, args: args, raw: raw, reads: out.reads, digest: out.digest, version: out.version}
+	return &query{key: key, args: args, raw: raw, reads: out.reads, digest: out.digest}
 }
 
 // runResult is what one run of a query learned.
@@ -427,10 +428,8 @@ func (r *liveRegistry) applyLocked(q *query, out runResult, current bool) (chang
 		r.index.add(q, q.reads)
 	}
 	if changed = out.digest != q.digest; changed {
-		q.digest, q.version = out.digest, out.version
-		r.dropKeptLocked(q) // of the result before
-	} else if out.version != (digest.Digest{}) {
-		q.version = out.version
+		q.digest = out.digest
+		r.forgetResultLocked(q) // the result before's
 	}
 	r.keepRunLocked(q, out, current)
 	if !changed {
@@ -454,7 +453,7 @@ func (r *liveRegistry) dropQueryLocked(q *query) {
 	q.dropped = true
 	delete(r.queries, q.key)
 	r.index.remove(q, q.reads)
-	r.dropKeptLocked(q)
+	r.forgetResultLocked(q)
 	r.undelayLocked(q)
 	if rc := q.run; rc != nil {
 		// A batch runs on for the queries it still has.
@@ -726,9 +725,12 @@ func (r *liveRegistry) idleLocked() bool {
 // the request that made the query, detached from its cancellation and
 // deadline, without the adapter's own state of that request, and with
 // origin Live.
-func scopeValues(ctx context.Context) context.Context {
-	return middleware.WithOrigin(requestValues{context.WithoutCancel(ctx)}, middleware.Live)
+func scopeValues(ctx context.Context) *scopedValues {
+	return &scopedValues{middleware.WithOrigin(requestValues{context.WithoutCancel(ctx)}, middleware.Live)}
 }
+
+// scopedValues are the values a scoped query's re-runs carry.
+type scopedValues struct{ context.Context }
 
 // requestValues hides the adapter's own per-request state from a context
 // kept past its request: the error box, the HTTP edge's marks and a listen

@@ -192,7 +192,7 @@ func (a *Adapter) LiveQueries() []LiveQuery {
 			Reruns:      q.reruns,
 			LastChange:  unixNano(q.lastChange),
 			Kept:        q.keptSize(),
-			Current:     q.kept != nil && q.fresh,
+			Current:     q.fresh,
 		})
 	}
 	r.mu.Unlock()

@@ -13,7 +13,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/mcplive/adapter/internal/digest"
 	"github.com/mcplive/adapter/middleware"
 )
 
@@ -277,7 +276,7 @@ func (r *liveRegistry) fileLocked(ctx context.Context, s *stream, rs *readState,
 	q.subs = append(q.subs, ref)
 	s.subs[rs.uri] = sb
 	r.subs++
-	if rs.want != "" && (q.version == (digest.Digest{}) || rs.want != versionText(q.version)) {
+	if v, ok := q.version(); rs.want != "" && (!ok || rs.want != versionText(v)) {
 		// The client saw another result than this: it hears at once.
 		r.enqueueLocked(ref)
 	}

@@ -56,6 +56,11 @@ const memSubs = 100000
 // subscription's URI string, which the difference includes and which is
 // subtracted at its length (len(uri) bytes; what the allocator rounds it up
 // to is counted as the adapter's).
+//
+// Kept results (adapter.WithKeptResults) are counted apart: bytes/sub and
+// bytes/sub-unnotified are measured with them off, the registry's own;
+// bytes/sub-kept again with them on, after the notification, when every
+// query keeps its result (here a JSON text of about 60 bytes).
 func BenchmarkSubscriptionMemory(b *testing.B) { benchMemory(b, false) }
 
 // BenchmarkSubscriptionMemoryListen is BenchmarkSubscriptionMemory with the
@@ -68,12 +73,14 @@ func BenchmarkSubscriptionMemory(b *testing.B) { benchMemory(b, false) }
 func BenchmarkSubscriptionMemoryListen(b *testing.B) { benchMemory(b, true) }
 
 func benchMemory(b *testing.B, listen bool) {
-	var m memResult
+	var m, kept memResult
 	for b.Loop() {
-		m = subscriptionMemory(b, listen)
+		m = subscriptionMemory(b, listen, false)
+		kept = subscriptionMemory(b, listen, true)
 	}
 	b.ReportMetric(m.notified, "bytes/sub")
 	b.ReportMetric(m.fresh, "bytes/sub-unnotified")
+	b.ReportMetric(kept.notified, "bytes/sub-kept")
 	b.ReportMetric(m.subscribeNs, "ns/subscribe")
 }
 
@@ -94,9 +101,15 @@ type memServer struct {
 	closeOnce sync.Once
 }
 
-func newMemServer(b *testing.B) *memServer {
+// newMemServer makes the server; kept says whether its live queries keep
+// their results.
+func newMemServer(b *testing.B, kept bool) *memServer {
 	m := &memServer{srv: server.NewMCPServer("bench", "1"), st: &counterStore{}}
-	m.a = adapter.Wrap(m.srv)
+	var opts []adapter.Option
+	if !kept {
+		opts = append(opts, adapter.WithKeptResults(0, 0))
+	}
+	m.a = adapter.Wrap(m.srv, opts...)
 	adapter.Live(m.a, "orders_of", "One item.", m.st.show, adapter.WithReads("items"))
 	m.sessions = make([]*memSession, (memSubs+fanPerConn-1)/fanPerConn)
 	for i := range m.sessions {
@@ -203,9 +216,9 @@ func (m *memServer) close() {
 	})
 }
 
-func subscriptionMemory(b *testing.B, listen bool) memResult {
+func subscriptionMemory(b *testing.B, listen, kept bool) memResult {
 	b.StopTimer()
-	m := newMemServer(b)
+	m := newMemServer(b, kept)
 	defer m.close()
 
 	// mcp-go's share: the same requests for URIs the adapter does not own.
@@ -253,8 +266,8 @@ func subscriptionMemory(b *testing.B, listen bool) memResult {
 	}
 	held = heapAlloc() - base - int64(uriBytes) - mcpgo
 	notified := float64(held) / memSubs
-	if n := m.a.LiveStats().Notified; n != memSubs {
-		b.Fatalf("%d notified, want %d", n, memSubs)
+	if st := m.a.LiveStats(); st.Notified != memSubs || kept != (st.Kept == memSubs) {
+		b.Fatalf("%+v: want %d notified, and with kept results %v as many kept", st, memSubs, kept)
 	}
 	runtime.KeepAlive(msgs)
 
