@@ -294,14 +294,16 @@ const maxUnread = 2
 
 // encodeModeLocked says what the next run of q encodes: its result when
 // a subscriber needs its version, or when q keeps results and its
-// subscribers read them; only a changed one when q has what it needs of
-// the one it has.
+// subscribers read them; only a changed one when q knows the version of
+// the one it has. So a result that is not kept (larger than the largest,
+// or let go for the budget) is encoded again only once it changes, not by
+// every run that finds it the same.
 func (r *liveRegistry) encodeModeLocked(q *query) encodeMode {
 	keep := r.kept.on && q.key.cmd.keep && q.unread < maxUnread
 	switch {
 	case !keep && !q.versioned:
 		return encodeNone
-	case q.result == nil || keep && q.result.text == "":
+	case q.result == nil:
 		return encodeAlways
 	}
 	return encodeChanged

@@ -579,3 +579,42 @@ func TestKeptNotAfterClose(t *testing.T) {
 		t.Errorf("after Close: %q; want v2 from a run", name)
 	}
 }
+
+// countedResult counts its encodings: the digest's and the kept result's.
+type countedResult struct {
+	Name    string
+	encoded *atomic.Int64
+}
+
+func (r countedResult) MarshalJSON() ([]byte, error) {
+	r.encoded.Add(1)
+	return json.Marshal(map[string]string{"name": r.Name})
+}
+
+// A result that is not kept (larger than the largest) is encoded for its
+// version when it changes, not again by every run that finds it the same.
+func TestKeptNotEncodedAgainWhenUnchanged(t *testing.T) {
+	var encoded atomic.Int64
+	st := newItemStore(1)
+	a := Wrap(server.NewMCPServer("kept-test", "1.0.0"), WithKeptResults(1<<20, 4))
+	Live(a, "items_counted", "One item.", func(ctx context.Context, args itemArgs) (countedResult, error) {
+		Reads(ctx, "items")
+		v, _ := st.get(args.ID)
+		return countedResult{Name: v, encoded: &encoded}, nil
+	})
+	f := newFakeClient(t, a, "reader", 16)
+	if e := f.subscribe("app://items_counted/1"); e != nil {
+		t.Fatal(e)
+	}
+	base := encoded.Load() // the first run: its digest and its encoding
+	for range 3 {
+		a.Changed("items") // nothing changed
+		waitIdle(t, a)
+	}
+	if got := encoded.Load() - base; got != 3 {
+		t.Errorf("3 runs of an unchanged result encoded it %d times; want 3, one digest each", got)
+	}
+	if s := a.LiveStats(); s.Kept != 0 {
+		t.Errorf("%+v: a result larger than the largest was kept", s)
+	}
+}
