@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os/exec"
 	"runtime"
+	"strconv"
 	"slices"
 	"strings"
 	"sync"
@@ -42,6 +44,12 @@ func TestLoad(t *testing.T) {
 		args = append(args, "-pprof", "127.0.0.1:0")
 	}
 	proc := example.Start(t, args...)
+	if *serverCPUsFlag != "" {
+		// Every thread of the example, those to come included.
+		if out, err := exec.Command("taskset", "-a", "-p", "-c", *serverCPUsFlag, strconv.Itoa(proc.Pid())).CombinedOutput(); err != nil {
+			t.Fatalf("taskset the example to CPUs %s: %v: %s", *serverCPUsFlag, err, out)
+		}
+	}
 	var prof *profiler
 	if *profileFlag != "" {
 		if prof, err = newProfiler(proc, *profileFlag); err != nil {

@@ -44,6 +44,16 @@ var (
 		"(subscriptions 20 or 50), all legacy sessions; default: CI's run")
 	rateFlag = flag.Int("writes-per-second", 0, "writes a second, with -size (default 20)")
 	forFlag  = flag.Duration("write-for", 0, "how long the writer writes, with -size (default 30s)")
+	// rereadersFlag is how many re-reads of one session may be in flight
+	// at once: an agent that re-reads each notified URI as soon as it
+	// hears of it. The more a session's POSTs overlap its notifications,
+	// the likelier mcp-go's forwarder takes one to drop; README.md says
+	// how often 8 and 4 caught an adapter that delivered through mcp-go's
+	// session channel. serverCPUsFlag pins the example to CPUs of its own,
+	// so that, with the test itself started under taskset on the others,
+	// the server's latency is seen apart from the clients' CPU.
+	rereadersFlag  = flag.Int("rereaders", 8, "re-reads of one session in flight at most")
+	serverCPUsFlag = flag.String("server-cpus", "", "`list` of CPUs to pin the example to, as taskset -c takes it (0, or 2-3); default: not pinned")
 )
 
 // runScale is the run the flags ask for: CI's (ciScale) unless -size says

@@ -46,13 +46,6 @@ type subscriber struct {
 	latencies     []time.Duration
 }
 
-// rereaders is how many re-reads of one session may be in flight at once:
-// an agent that re-reads each notified URI as soon as it hears of it. The
-// more a session's POSTs overlap its notifications, the likelier mcp-go's
-// forwarder takes one to drop; README.md says how often 8 and 4 caught
-// an adapter that delivered through mcp-go's session channel.
-const rereaders = 8
-
 // A subscription is what a subscriber knows of one of its URIs.
 //
 // A URI is re-read by one reader at a time, so that reads of it cannot
@@ -114,7 +107,7 @@ func (s *subscriber) subscribe(ctx, reread context.Context) error {
 		s.watched[uri].last = text
 		s.mu.Unlock()
 	}
-	for range rereaders {
+	for range *rereadersFlag {
 		s.readers.Go(func() { s.reread(reread) })
 	}
 	return nil
