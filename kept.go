@@ -27,11 +27,11 @@ import (
 // (ChangeFeedHearing); a feed that cannot say so turns kept results off.
 //
 // What is kept is bounded: a query keeps a result only while it has
-// subscriptions, only when its subscribers read it (a query whose result
-// changed without a read since the change before stops encoding its
-// results until it is read again), only up to the largest size and within
-// the budget of WithKeptResults, the results read least recently let go
-// first. A command may opt out (WithoutKeptResults).
+// subscriptions, only when its subscribers read it (a query whose last
+// maxUnread results went unread stops encoding them until it is read
+// again), only up to the largest size and within the budget of
+// WithKeptResults, the results read least recently let go first. A
+// command may opt out (WithoutKeptResults).
 //
 // Everything else about a read stays: the grant and the scope are asked
 // (the scope is part of the query's key, so no result crosses scopes), the
