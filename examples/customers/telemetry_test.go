@@ -193,12 +193,14 @@ func TestTelemetry(t *testing.T) {
 		}
 	}
 	// The command's own span (the middleware's) nests under the read; the
-	// read's phases are its attributes.
+	// read's phases are its attributes. The URI is subscribed: its query's
+	// kept result answered, in place of the command, and the middleware
+	// chain ran all the same.
 	if want := []string{"call customers_show"}; !slices.Equal(children, want) {
 		t.Errorf("children of the read %q, want %q", children, want)
 	}
 	if want := []string{"mcplive.phase.parse.duration", "mcplive.phase.convert.duration",
-		"mcplive.phase.validate.duration", "mcplive.phase.command.duration"}; !slices.Equal(phases, want) {
+		"mcplive.phase.validate.duration", "mcplive.phase.kept.duration"}; !slices.Equal(phases, want) {
 		t.Errorf("phases of the read %q, want %q", phases, want)
 	}
 }
