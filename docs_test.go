@@ -262,3 +262,25 @@ func TestReadmeShowsTheExampleVerbatim(t *testing.T) {
 		t.Error("README.md does not show examples/readme/main.go (from `package main` on) verbatim")
 	}
 }
+
+// What a re-run's context carries depends on the scope
+// (TestRerunCarriesRequestValuesOnlyWithAScope): none of the request's
+// values without one, the values of the request that made the query with
+// one. A paragraph of the guides that speaks of a re-run and the request's
+// values says which case it means, naming the scope, so that a reader of
+// per-user data never meets the first case's sentence alone.
+func TestGuidesSayWhichReRunCarriesValues(t *testing.T) {
+	speaksOfValues := regexp.MustCompile(`(?i)re-?runs?\b[^.]*\bvalues|\bvalues\b[^.]*\bre-?runs?\b`)
+	for _, page := range []string{"docs/watching.md", "docs/grants.md", "docs/glossary.md", "README.md"} {
+		md, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, para := range regexp.MustCompile(`\n\s*\n|\n- `).Split(string(md), -1) {
+			para = strings.Join(strings.Fields(para), " ")
+			if speaksOfValues.MatchString(para) && !strings.Contains(strings.ToLower(para), "scope") {
+				t.Errorf("%s speaks of the values a re-run carries without saying with or without a scope: %q", page, para)
+			}
+		}
+	}
+}
