@@ -167,10 +167,27 @@ func ExampleWithMiddleware() {
 // with WHERE id IN (...)) instead of three of the command. Each subscriber
 // still hears only of its own customer, and only when it changed.
 func ExampleWithBatch() {
-	db := &watchDB{names: map[int64]string{1: "Ada Lovelace", 2: "Alan Turing", 3: "Grace Hopper"}}
+	type ShowArgs struct {
+		ID int64 `json:"id"`
+	}
+	type Customer struct {
+		ID   int64  `json:"id"`
+		Name string `json:"name"`
+	}
+	var mu sync.Mutex // the database: customer names by id
+	names := map[int64]string{1: "Ada Lovelace", 2: "Alan Turing", 3: "Grace Hopper"}
+	customer := func(id int64) (Customer, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		name, ok := names[id]
+		if !ok {
+			return Customer{}, adapter.ErrNotFound
+		}
+		return Customer{ID: id, Name: name}, nil
+	}
 	show := func(ctx context.Context, args ShowArgs) (Customer, error) {
 		adapter.Reads(ctx, fmt.Sprintf("customers/%d", args.ID))
-		return db.customer(ctx, args.ID)
+		return customer(args.ID)
 	}
 	showMany := func(ctx context.Context, args []ShowArgs) ([]Customer, error) {
 		ids := make([]int64, len(args))
@@ -182,7 +199,7 @@ func ExampleWithBatch() {
 		results := make([]Customer, len(args))
 		var errs adapter.BatchErrors // the sets that failed, when some do
 		for i, a := range args {
-			c, err := db.customer(ctx, a.ID)
+			c, err := customer(a.ID)
 			if err != nil {
 				if errs == nil {
 					errs = make(adapter.BatchErrors, len(args))
@@ -222,8 +239,9 @@ func ExampleWithBatch() {
 	defer stop()
 	<-acknowledged // each subscription's first run is the command's own
 
-	_, _ = db.rename(ctx, 1, "Ada King")
-	_, _ = db.rename(ctx, 3, "Grace Brewster Hopper")
+	mu.Lock()
+	names[1], names[3] = "Ada King", "Grace Brewster Hopper"
+	mu.Unlock()
 	a.Changed("customers")
 	_ = a.WaitIdle(ctx)
 	got := []string{<-heard, <-heard}
@@ -234,75 +252,53 @@ func ExampleWithBatch() {
 	// heard: [app://customers_show/1 app://customers_show/3]
 }
 
-// watchDB is the example's database: customer names by id.
-type watchDB struct {
-	mu    sync.Mutex
-	names map[int64]string
-}
-
-type ShowArgs struct {
-	ID int64 `json:"id"`
-}
-
-type RenameArgs struct {
-	ID   int64  `json:"id"`
-	Name string `json:"name"`
-}
-
-type Customer struct {
-	ID   int64  `json:"id"`
-	Name string `json:"name"`
-}
-
-func (db *watchDB) customer(_ context.Context, id int64) (Customer, error) {
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	name, ok := db.names[id]
-	if !ok {
-		return Customer{}, adapter.ErrNotFound
-	}
-	return Customer{ID: id, Name: name}, nil
-}
-
-func (db *watchDB) rename(_ context.Context, id int64, name string) (Customer, error) {
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	if _, ok := db.names[id]; !ok {
-		return Customer{}, adapter.ErrNotFound
-	}
-	db.names[id] = name
-	return Customer{ID: id, Name: name}, nil
-}
-
-// declareWatching is the snippet of docs/watching.md: a live command that reports
-// what it reads, and a command that reports what it changed.
-func declareWatching(srv *server.MCPServer, db *watchDB) *adapter.Adapter {
-	a := adapter.Wrap(srv)
-	adapter.Live(a, "customers_show", "One customer.",
-		func(ctx context.Context, args ShowArgs) (Customer, error) {
-			adapter.Reads(ctx, fmt.Sprintf("customers/%d", args.ID))
-			return db.customer(ctx, args.ID)
-		})
-	adapter.Command(a, "customers_rename", "Renames a customer.",
-		func(ctx context.Context, args RenameArgs) (Customer, error) {
-			c, err := db.rename(ctx, args.ID, args.Name)
-			if err != nil {
-				return Customer{}, err
-			}
-			a.Changed(fmt.Sprintf("customers/%d", args.ID)) // after the commit
-			return c, nil
-		})
-	return a
-}
-
 // An agent watches customer 12 over subscriptions/listen. Renaming
 // customer 12 notifies it; renaming customer 13 re-runs nothing, and
 // renaming 12 to the name it has re-runs the query and notifies no one.
 func ExampleReads_watching() {
-	db := &watchDB{names: map[int64]string{12: "Ada Lovelace", 13: "Alan Turing"}}
-	srv := server.NewMCPServer("shop", "1.0.0")
-	a := declareWatching(srv, db)
+	type ShowArgs struct {
+		ID int64 `json:"id"`
+	}
+	type RenameArgs struct {
+		ID   int64  `json:"id"`
+		Name string `json:"name"`
+	}
+	type Customer struct {
+		ID   int64  `json:"id"`
+		Name string `json:"name"`
+	}
+	var mu sync.Mutex // the database: customer names by id
+	names := map[int64]string{12: "Ada Lovelace", 13: "Alan Turing"}
 
+	srv := server.NewMCPServer("shop", "1.0.0")
+	a := adapter.Wrap(srv)
+	adapter.Live(a, "customers_show", "One customer.",
+		func(ctx context.Context, args ShowArgs) (Customer, error) {
+			adapter.Reads(ctx, fmt.Sprintf("customers/%d", args.ID)) // what this result depends on
+			mu.Lock()
+			defer mu.Unlock()
+			name, ok := names[args.ID]
+			if !ok {
+				return Customer{}, adapter.ErrNotFound
+			}
+			return Customer{ID: args.ID, Name: name}, nil
+		})
+	adapter.Command(a, "customers_rename", "Renames a customer.",
+		func(ctx context.Context, args RenameArgs) (Customer, error) {
+			mu.Lock()
+			_, ok := names[args.ID]
+			if ok {
+				names[args.ID] = args.Name
+			}
+			mu.Unlock()
+			if !ok {
+				return Customer{}, adapter.ErrNotFound
+			}
+			a.Changed(fmt.Sprintf("customers/%d", args.ID)) // after the write
+			return Customer{ID: args.ID, Name: args.Name}, nil
+		})
+
+	// An agent, in process, listens to customers 12 and 99.
 	ctx := context.Background()
 	c, _ := client.NewInProcessClient(srv)
 	defer c.Close()
@@ -330,7 +326,7 @@ func ExampleReads_watching() {
 		req.Params.Name = "customers_rename"
 		req.Params.Arguments = map[string]any{"id": id, "name": name}
 		_, _ = c.CallTool(ctx, req)
-		_ = a.WaitIdle(ctx)
+		_ = a.WaitIdle(ctx) // the re-runs are done
 	}
 	rename(12, "Ada King")
 	fmt.Println("heard:", <-heard)
@@ -340,6 +336,128 @@ func ExampleReads_watching() {
 	// Output:
 	// acknowledged: [app://customers_show/12 app://customers_show/99]
 	// heard: app://customers_show/12
+	// notifications sent: 1
+}
+
+// Changed names what a write changed, after it committed: a row
+// ("customers/12") re-runs the live queries that read that row or the
+// whole table; a table ("customers") re-runs every query that read any of
+// it. Each query re-runs once however many keys reach it, and its
+// subscribers hear of it only when its result differs.
+func ExampleAdapter_Changed() {
+	type ShowArgs struct {
+		ID int64 `json:"id"`
+	}
+	srv := server.NewMCPServer("shop", "1.0.0")
+	a := adapter.Wrap(srv)
+	adapter.Live(a, "customers_show", "One customer.",
+		func(ctx context.Context, args ShowArgs) (string, error) {
+			adapter.Reads(ctx, fmt.Sprintf("customers/%d", args.ID)) // one row
+			return fmt.Sprintf("customer %d", args.ID), nil
+		})
+
+	// An agent, in process, listens to customers 12 and 13.
+	ctx := context.Background()
+	c, _ := client.NewInProcessClient(srv)
+	defer c.Close()
+	acknowledged := make(chan struct{}, 1)
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == mcp.MethodNotificationSubscriptionsAcknowledged {
+			acknowledged <- struct{}{}
+		}
+	})
+	_ = c.Start(ctx)
+	_, _ = c.Initialize(ctx, mcp.InitializeRequest{})
+	stop, _ := c.ListenAsync(ctx, mcp.SubscriptionFilter{
+		ResourceSubscriptions: []string{"app://customers_show/12", "app://customers_show/13"},
+	}, nil)
+	defer stop()
+	<-acknowledged
+
+	for _, keys := range [][]string{
+		{"customers/12"},                 // the row one query read
+		{"customers/14"},                 // a row no query read
+		{"customers"},                    // the table: every query that read a row of it
+		{"customers/12", "customers/13"}, // two rows: one re-run each
+		{"orders"},                       // another table
+	} {
+		before := a.LiveStats().Reruns
+		a.Changed(keys...)
+		_ = a.WaitIdle(ctx)
+		fmt.Printf("Changed(%q): %d re-runs\n", keys, a.LiveStats().Reruns-before)
+	}
+	fmt.Println("notifications sent:", a.LiveStats().Notified) // no result changed
+	// Output:
+	// Changed(["customers/12"]): 1 re-runs
+	// Changed(["customers/14"]): 0 re-runs
+	// Changed(["customers"]): 2 re-runs
+	// Changed(["customers/12" "customers/13"]): 2 re-runs
+	// Changed(["orders"]): 0 re-runs
+	// notifications sent: 0
+}
+
+// A scope keeps each user's live queries apart. my_orders answers the
+// caller's own orders: with WithScope naming the user, Ada's and Kurt's
+// subscriptions to the same URI are two queries, each re-run with its own
+// user's request values, and a new order of Ada's notifies Ada alone.
+func ExampleWithScope() {
+	type userKey struct{} // put in a request's context by your authentication
+	type MyOrdersArgs struct{}
+	var mu sync.Mutex // the database: order amounts by user
+	orders := map[string][]int{"ada": {1250}, "kurt": {990}}
+
+	srv := server.NewMCPServer("shop", "1.0.0")
+	a := adapter.Wrap(srv, adapter.WithScope(func(ctx context.Context) (string, error) {
+		user, ok := ctx.Value(userKey{}).(string)
+		if !ok {
+			return "", errors.New("sign in first")
+		}
+		return user, nil
+	}))
+	adapter.Live(a, "my_orders", "Your own orders.",
+		func(ctx context.Context, _ MyOrdersArgs) ([]int, error) {
+			adapter.Reads(ctx, "orders")
+			user, _ := ctx.Value(userKey{}).(string) // a re-run finds it too
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Clone(orders[user]), nil
+		})
+
+	// Each user's agent, in process, listens to app://my_orders with its
+	// user in the request's context.
+	heard := make(chan string, 10)
+	watch := func(user string) func() {
+		ctx := context.WithValue(context.Background(), userKey{}, user)
+		c, _ := client.NewInProcessClient(srv)
+		acknowledged := make(chan struct{}, 1)
+		c.OnNotification(func(n mcp.JSONRPCNotification) {
+			switch n.Method {
+			case mcp.MethodNotificationResourceUpdated:
+				heard <- user + " heard " + fmt.Sprint(n.Params.AdditionalFields["uri"])
+			case mcp.MethodNotificationSubscriptionsAcknowledged:
+				acknowledged <- struct{}{}
+			}
+		})
+		_ = c.Start(ctx)
+		_, _ = c.Initialize(ctx, mcp.InitializeRequest{})
+		stop, _ := c.ListenAsync(ctx, mcp.SubscriptionFilter{ResourceSubscriptions: []string{"app://my_orders"}}, nil)
+		<-acknowledged
+		return func() { stop(); c.Close() }
+	}
+	defer watch("ada")()
+	defer watch("kurt")()
+	fmt.Println("live queries:", a.LiveStats().Queries) // one per user
+
+	mu.Lock()
+	orders["ada"] = append(orders["ada"], 4200) // a new order of Ada's
+	mu.Unlock()
+	a.Changed("orders") // both users' queries re-run; only Ada's result differs
+	_ = a.WaitIdle(context.Background())
+	fmt.Println(<-heard)
+	fmt.Println("notifications sent:", a.LiveStats().Notified)
+	// Output:
+	// live queries: 2
+	// ada heard app://my_orders
 	// notifications sent: 1
 }
 
