@@ -41,8 +41,8 @@ func goLineOf(t *testing.T, gomod []byte, name string) string {
 // lowest version its requirements need, so that adding the library never
 // moves a user's module to a newer Go than its dependencies do: the newest
 // go line among the modules it requires (go mod tidy sees to the other
-// direction). The library's own is mcp-go's, and the README says what it
-// is.
+// direction). The library's own is mcp-go's, and the README and Start
+// here say what it is.
 func TestGoLines(t *testing.T) {
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
@@ -95,6 +95,13 @@ func TestGoLines(t *testing.T) {
 	says := regexp.MustCompile("The library's `go` line is ([0-9.]+)").FindSubmatch(readme)
 	if says == nil || string(says[1]) != root {
 		t.Errorf("README.md must say \"The library's `go` line is %s\"; it says %q", root, says)
+	}
+	start, err := os.ReadFile("docs/start.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if says := regexp.MustCompile(`You need Go\s+([0-9.]+)`).FindSubmatch(start); says == nil || string(says[1]) != root {
+		t.Errorf("docs/start.md must say \"You need Go %s\" (or later); it says %q", root, says)
 	}
 }
 
