@@ -252,93 +252,6 @@ func ExampleWithBatch() {
 	// heard: [app://customers_show/1 app://customers_show/3]
 }
 
-// An agent watches customer 12 over subscriptions/listen. Renaming
-// customer 12 notifies it; renaming customer 13 re-runs nothing, and
-// renaming 12 to the name it has re-runs the query and notifies no one.
-func ExampleReads_watching() {
-	type ShowArgs struct {
-		ID int64 `json:"id"`
-	}
-	type RenameArgs struct {
-		ID   int64  `json:"id"`
-		Name string `json:"name"`
-	}
-	type Customer struct {
-		ID   int64  `json:"id"`
-		Name string `json:"name"`
-	}
-	var mu sync.Mutex // the database: customer names by id
-	names := map[int64]string{12: "Ada Lovelace", 13: "Alan Turing"}
-
-	srv := server.NewMCPServer("shop", "1.0.0")
-	a := adapter.Wrap(srv)
-	adapter.Live(a, "customers_show", "One customer.",
-		func(ctx context.Context, args ShowArgs) (Customer, error) {
-			adapter.Reads(ctx, fmt.Sprintf("customers/%d", args.ID)) // what this result depends on
-			mu.Lock()
-			defer mu.Unlock()
-			name, ok := names[args.ID]
-			if !ok {
-				return Customer{}, adapter.ErrNotFound
-			}
-			return Customer{ID: args.ID, Name: name}, nil
-		})
-	adapter.Command(a, "customers_rename", "Renames a customer.",
-		func(ctx context.Context, args RenameArgs) (Customer, error) {
-			mu.Lock()
-			_, ok := names[args.ID]
-			if ok {
-				names[args.ID] = args.Name
-			}
-			mu.Unlock()
-			if !ok {
-				return Customer{}, adapter.ErrNotFound
-			}
-			a.Changed(fmt.Sprintf("customers/%d", args.ID)) // after the write
-			return Customer{ID: args.ID, Name: args.Name}, nil
-		})
-
-	// An agent, in process, listens to customers 12 and 99.
-	ctx := context.Background()
-	c, _ := client.NewInProcessClient(srv)
-	defer c.Close()
-	heard := make(chan string, 10)
-	acknowledged := make(chan []string, 1)
-	c.OnNotification(func(n mcp.JSONRPCNotification) {
-		switch n.Method {
-		case mcp.MethodNotificationResourceUpdated:
-			heard <- fmt.Sprint(n.Params.AdditionalFields["uri"])
-		case mcp.MethodNotificationSubscriptionsAcknowledged:
-			f, _ := n.Params.AdditionalFields["notifications"].(mcp.SubscriptionFilter)
-			acknowledged <- f.ResourceSubscriptions
-		}
-	})
-	_ = c.Start(ctx)
-	_, _ = c.Initialize(ctx, mcp.InitializeRequest{})
-	stop, _ := c.ListenAsync(ctx, mcp.SubscriptionFilter{
-		ResourceSubscriptions: []string{"app://customers_show/12", "app://customers_show/99"},
-	}, nil)
-	defer stop()
-	fmt.Println("acknowledged:", <-acknowledged) // customer 99 does not exist yet
-
-	rename := func(id int64, name string) {
-		req := mcp.CallToolRequest{}
-		req.Params.Name = "customers_rename"
-		req.Params.Arguments = map[string]any{"id": id, "name": name}
-		_, _ = c.CallTool(ctx, req)
-		_ = a.WaitIdle(ctx) // the re-runs are done
-	}
-	rename(12, "Ada King")
-	fmt.Println("heard:", <-heard)
-	rename(13, "Alan M. Turing") // no live query read customer 13
-	rename(12, "Ada King")       // re-runs, and the result is the same
-	fmt.Println("notifications sent:", a.LiveStats().Notified)
-	// Output:
-	// acknowledged: [app://customers_show/12 app://customers_show/99]
-	// heard: app://customers_show/12
-	// notifications sent: 1
-}
-
 // Changed names what a write changed, after it committed: a row
 // ("customers/12") re-runs the live queries that read that row or the
 // whole table; a table ("customers") re-runs every query that read any of
@@ -584,16 +497,21 @@ func ExampleLive_resourceLink() {
 }
 
 // TestWatchingGuideSnippets keeps docs/watching.md honest: every Go
-// fragment in it appears, line for line, in this file. (Whole programs, which
+// fragment in it appears, line for line, in this file or in
+// example_watching_test.go. (Whole programs, which
 // start with package, are built by TestDocsProgramsBuild.)
 func TestWatchingGuideSnippets(t *testing.T) {
 	guide, err := os.ReadFile("docs/watching.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	self, err := os.ReadFile("example_test.go")
-	if err != nil {
-		t.Fatal(err)
+	var self []byte
+	for _, file := range []string{"example_test.go", "example_watching_test.go"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		self = append(self, b...)
 	}
 	normalize := func(s string) string {
 		var lines []string
@@ -614,7 +532,7 @@ func TestWatchingGuideSnippets(t *testing.T) {
 			continue
 		}
 		if !strings.Contains(source, normalize(m[1])) {
-			t.Errorf("snippet of docs/watching.md not found in example_test.go:\n%s", m[1])
+			t.Errorf("snippet of docs/watching.md not found in example_test.go or example_watching_test.go:\n%s", m[1])
 		}
 	}
 }
