@@ -242,5 +242,5 @@ const mimeJSON = "application/json"
 // user's that panics fails the answer alone (command.go).
 func (c *command) marshalResult(v any) (b []byte, err error) {
 	defer recoverUserPanic(c.logger, c.name, "encoding the result", &err)
-	return encodeResult(v) // encode.go: nil slices and maps written empty
+	return marshalEmptyNils(v) // encode.go: nil slices and maps written empty
 }

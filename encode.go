@@ -21,8 +21,8 @@ import (
 // slice or a map is replaced. A result whose JSON holds no null, or whose
 // type holds no slice or map outside an interface, is not walked.
 
-// encodeResult is json.Marshal(v), with nil slices and maps written empty.
-func encodeResult(v any) ([]byte, error) {
+// marshalEmptyNils is json.Marshal(v), with nil slices and maps written empty.
+func marshalEmptyNils(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil || v == nil || !bytes.Contains(b, []byte("null")) {
 		return b, err

@@ -41,12 +41,12 @@ func (s encSelf) MarshalJSON() ([]byte, error) {
 	return json.Marshal([]int(s))
 }
 
-// encodeResult writes what json.Marshal writes, but [] and {} (and "" for
+// marshalEmptyNils writes what json.Marshal writes, but [] and {} (and "" for
 // a []byte) where a nil slice or map made it write null, at any depth; a
 // nil pointer (and a pointer to a nil slice, which json writes alike), a
 // null inside an interface or a raw message, and whatever a type with a
 // MarshalJSON method writes stay as they are.
-func TestEncodeResultWritesNilCollectionsEmpty(t *testing.T) {
+func TestMarshalEmptyNils(t *testing.T) {
 	loop := &encItem{Tags: []string{"a"}}
 	loop.Next = &encItem{}
 	for _, tc := range []struct {
@@ -77,27 +77,27 @@ func TestEncodeResultWritesNilCollectionsEmpty(t *testing.T) {
 		{"nothing to fill", struct{ P *int }{}, `{"P":null}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := encodeResult(tc.v)
+			got, err := marshalEmptyNils(tc.v)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if string(got) != tc.want {
-				t.Errorf("encodeResult:\n got %s\nwant %s", got, tc.want)
+				t.Errorf("marshalEmptyNils:\n got %s\nwant %s", got, tc.want)
 			}
 			if !json.Valid(got) {
 				t.Errorf("not JSON: %s", got)
 			}
 		})
 	}
-	if _, err := encodeResult(make(chan int)); err == nil || !strings.Contains(err.Error(), "unsupported type") {
+	if _, err := marshalEmptyNils(make(chan int)); err == nil || !strings.Contains(err.Error(), "unsupported type") {
 		t.Errorf("a channel: %v, want json's error", err)
 	}
 }
 
-// BenchmarkEncodeResult is what writing a result costs beside json.Marshal:
+// BenchmarkMarshalEmptyNils is what writing a result costs beside json.Marshal:
 // a page of orders whose optional fields are nil pointers (null, walked
 // and kept) and one whose list is nil (filled).
-func BenchmarkEncodeResult(b *testing.B) {
+func BenchmarkMarshalEmptyNils(b *testing.B) {
 	type order struct {
 		ID     int64   `json:"id"`
 		Note   *string `json:"note"`
@@ -123,10 +123,10 @@ func BenchmarkEncodeResult(b *testing.B) {
 				json.Marshal(bc.v)
 			}
 		})
-		b.Run(bc.name+"/encodeResult", func(b *testing.B) {
+		b.Run(bc.name+"/marshalEmptyNils", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				encodeResult(bc.v)
+				marshalEmptyNils(bc.v)
 			}
 		})
 	}

@@ -277,7 +277,7 @@ func (n *schemaNode) allowsNull() bool {
 // resolve differently (see checkFields).
 //
 // invopop describes what Go decodes; the output schema must describe what
-// the adapter writes (encodeResult): null for a nil pointer, an empty
+// the adapter writes (marshalEmptyNils): null for a nil pointer, an empty
 // array or object for a nil slice or map. Pointers allow null, at every
 // level, so that every value the command can return conforms (a client
 // may check it, and mcp-go does with server.WithOutputSchemaValidation).
@@ -400,7 +400,7 @@ func behindPointer(t reflect.Type, index []int) bool {
 
 // withNull returns s, the schema of a value of Go type t, extended to allow
 // null when the adapter writes null for such a value: a nil pointer, or a
-// nil slice or map of a type that encodes itself (encodeResult writes the
+// nil slice or map of a type that encodes itself (marshalEmptyNils writes the
 // others empty). The extension is an anyOf of s and null, not a union of
 // types, which several model providers' schema dialects refuse.
 func withNull(s map[string]any, t reflect.Type) map[string]any {
