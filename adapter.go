@@ -2,7 +2,6 @@ package adapter
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -246,5 +245,5 @@ const mimeJSON = "application/json"
 // user's that panics fails the answer alone (command.go).
 func (c *command) marshalResult(v any) (b []byte, err error) {
 	defer recoverUserPanic(c.logger, c.name, "encoding the result", &err)
-	return json.Marshal(v)
+	return marshalEmptyNils(v) // encode.go: nil slices and maps written empty
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -69,6 +70,14 @@ const (
 // eight pages at once; each stream ends with its request, or when a
 // client stops reading and an event cannot be written within 30 seconds.
 // Pages show at most 200 live queries, and at most 50 read keys of each.
+//
+// A GET that accepts application/json (and not text/html first) gets the
+// same data as one JSON document, for a script that gathers the
+// instances of a fleet: the commands (CommandReport), the registry's
+// LiveStats under "live.stats", its live queries (LiveQuery, with the
+// count of read keys left out as "moreReads") under "live.queries", the
+// count of queries left out as "live.more", and the time as "live.at".
+// A field added to any of them appears on the page's data and here alike.
 func (a *Adapter) DebugHandler() http.Handler {
 	return newDebugHandler(a, debugThrottle, debugRefresh)
 }
@@ -132,17 +141,31 @@ func (h *debugHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
-	if req.Method == http.MethodGet && strings.Contains(req.Header.Get("Accept"), "text/event-stream") {
+	accept := req.Header.Get("Accept")
+	if req.Method == http.MethodGet && strings.Contains(accept, "text/event-stream") {
 		h.stream(w, req)
 		return
 	}
-	var b bytes.Buffer
-	err := h.page.Execute(&b, pageView{
+	w.Header().Set("Vary", "Accept")
+	view := pageView{
 		Commands: h.a.Inspect().Commands,
 		Live:     h.live(),
 		Script:   h.script,
 		Style:    h.style,
-	})
+	}
+	if wantsJSON(accept) {
+		b, err := json.Marshal(view)
+		if err != nil {
+			h.a.logger.Error("adapter: encoding the debug page's data failed", "error", err)
+			http.Error(w, "encoding the page's data failed", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(append(b, '\n'))
+		return
+	}
+	var b bytes.Buffer
+	err := h.page.Execute(&b, view)
 	if err != nil {
 		h.a.logger.Error("adapter: rendering the debug page failed", "error", err)
 		http.Error(w, "rendering the page failed", http.StatusInternalServerError)
@@ -153,26 +176,35 @@ func (h *debugHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	_, _ = w.Write(b.Bytes())
 }
 
-// pageView is what the page's template shows.
+// pageView is what the page's template shows, and, as JSON, what the page
+// answers a request for application/json.
 type pageView struct {
-	Commands []CommandReport
-	Live     liveView
-	Script   template.JS
-	Style    template.CSS
+	Commands []CommandReport `json:"commands"`
+	Live     liveView        `json:"live"`
+	Script   template.JS     `json:"-"`
+	Style    template.CSS    `json:"-"`
 }
 
 // liveView is the live section: what each event replaces.
 type liveView struct {
-	Stats   LiveStats
-	Queries []queryView
-	More    int // live queries not shown
-	At      time.Time
+	Stats   LiveStats   `json:"stats"`
+	Queries []queryView `json:"queries"`
+	More    int         `json:"more"` // live queries not shown
+	At      time.Time   `json:"at"`
 }
 
 type queryView struct {
 	LiveQuery
-	Arguments string // the JSON, as text
-	MoreReads int    // read keys not shown
+	Arguments string `json:"-"`                   // the JSON, as text (LiveQuery's holds it as JSON)
+	MoreReads int    `json:"moreReads,omitempty"` // read keys not shown
+}
+
+// wantsJSON reports whether an Accept header asks for application/json
+// before, or rather than, text/html: a browser's asks for HTML first, a
+// script's (curl -H 'Accept: application/json') for JSON.
+func wantsJSON(accept string) bool {
+	j, h := strings.Index(accept, "application/json"), strings.Index(accept, "text/html")
+	return j >= 0 && (h < 0 || j < h)
 }
 
 func (h *debugHandler) live() liveView {

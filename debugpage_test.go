@@ -5,12 +5,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -442,5 +445,106 @@ func TestDebugPageBoundsReads(t *testing.T) {
 		if !strings.Contains(text, `<td class="reads"><code>items/1</code></td>`) {
 			t.Errorf("%s: a short read set is not shown whole", what)
 		}
+	}
+}
+
+// TestDebugPageJSON asks the page for application/json over a real HTTP
+// server, as a script gathering a fleet would: the same data as the page,
+// with every LiveStats field under its JSON name, the queries with their
+// scope as the opaque tag only, and the bounds of the page kept. A
+// browser's Accept, which asks for HTML first, still gets the page.
+func TestDebugPageJSON(t *testing.T) {
+	a, _ := newDebugServer(t, WithScope(func(ctx context.Context) (string, error) { return "tenant-secret", nil }))
+	const n = 300
+	Live(a, "notes_all", "Every note.", func(ctx context.Context, _ struct{}) (int, error) {
+		for i := range n {
+			Reads(ctx, fmt.Sprintf("notes/%d", i))
+		}
+		return n, nil
+	})
+	f := newFakeClient(t, a, "s1", 16)
+	defer f.close()
+	if acked, _ := f.listen(t, "app://notes_all", "app://items_show/12", "app://items_show/13"); len(acked) != 3 {
+		t.Fatalf("acknowledged %q", acked)
+	}
+	hs := httptest.NewServer(a.DebugHandler())
+	defer hs.Close()
+
+	res, body := get(t, hs.URL, "application/json")
+	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "application/json" || res.Header.Get("Vary") != "Accept" ||
+		res.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("%d, headers %v:\n%s", res.StatusCode, res.Header, body)
+	}
+	var doc struct {
+		Commands []CommandReport `json:"commands"`
+		Live     struct {
+			Stats   map[string]json.Number `json:"stats"`
+			Queries []struct {
+				LiveQuery
+				MoreReads int `json:"moreReads"`
+			} `json:"queries"`
+			More int       `json:"more"`
+			At   time.Time `json:"at"`
+		} `json:"live"`
+	}
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("%v:\n%s", err, body)
+	}
+	stats := reflect.TypeFor[LiveStats]()
+	for i := range stats.NumField() {
+		name, _, _ := strings.Cut(stats.Field(i).Tag.Get("json"), ",")
+		if name == "" || name[0] < 'a' || name[0] > 'z' {
+			t.Errorf("LiveStats.%s has JSON name %q: give it a lower camel case json tag, as its others have", stats.Field(i).Name, name)
+			continue
+		}
+		if _, ok := doc.Live.Stats[name]; !ok {
+			t.Errorf("live.stats has no %q (LiveStats.%s): %v", name, stats.Field(i).Name, doc.Live.Stats)
+		}
+	}
+	if len(doc.Live.Stats) != stats.NumField() {
+		t.Errorf("live.stats has %d members, LiveStats %d fields", len(doc.Live.Stats), stats.NumField())
+	}
+	if doc.Live.Stats["subscriptions"] != "3" || doc.Live.Stats["queries"] != "3" {
+		t.Errorf("live.stats %v, want 3 subscriptions of 3 queries", doc.Live.Stats)
+	}
+	if len(doc.Live.Queries) != 3 || doc.Live.More != 0 || time.Since(doc.Live.At) > time.Minute {
+		t.Fatalf("live: %d queries, %d more, at %v", len(doc.Live.Queries), doc.Live.More, doc.Live.At)
+	}
+	q := doc.Live.Queries[0]
+	if q.Command != "items_show" || string(q.Arguments) != `{"id":12}` || !slices.Equal(q.Reads, []string{"items/12"}) || q.Subscribers != 1 || q.Scope == "" {
+		t.Errorf("first query %+v, want items_show {\"id\":12} reading items/12, one subscriber, a scope tag", q)
+	}
+	if all := doc.Live.Queries[2]; all.Command != "notes_all" || len(all.Reads) != debugMaxReads || all.MoreReads != n-debugMaxReads {
+		t.Errorf("notes_all: %d reads and %d more, want the page's %d and %d", len(all.Reads), all.MoreReads, debugMaxReads, n-debugMaxReads)
+	}
+	if strings.Contains(body, "tenant-secret") {
+		t.Errorf("the JSON shows a scope:\n%s", body)
+	}
+	if len(doc.Commands) != len(a.Inspect().Commands) {
+		t.Errorf("%d commands, Inspect has %d", len(doc.Commands), len(a.Inspect().Commands))
+	}
+	if !strings.Contains(body, `"description":"Finds notes. \u003cscript\u003e`) {
+		t.Errorf("hostile text is not escaped in the JSON:\n%s", body)
+	}
+
+	for accept, wantJSON := range map[string]bool{
+		"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8": false, // a browser
+		"application/json, text/html":                                     true,
+		"*/*":                                                             false,
+		"":                                                                false,
+	} {
+		res, body := get(t, hs.URL, accept)
+		if got := res.Header.Get("Content-Type") == "application/json"; got != wantJSON || res.StatusCode != 200 {
+			t.Errorf("Accept %q: %d %s, want JSON %v:\n%.200s", accept, res.StatusCode, res.Header.Get("Content-Type"), wantJSON, body)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPost, hs.URL, strings.NewReader("{}"))
+	req.Header.Set("Accept", "application/json")
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST: %v, %v; want 405", res, err)
+	} else {
+		res.Body.Close()
 	}
 }

@@ -45,9 +45,22 @@
 // reports what it read with [Reads]; a write reports what it changed with
 // [Adapter.Changed]; the queries that read it re-run, and their subscribers
 // hear notifications/resources/updated only when the result differs. A
-// [ChangeFeed] carries changes between instances (package
-// github.com/mcplive/adapter/pgfeed does it on PostgreSQL). [Adapter.Close]
-// ends it all at shutdown.
+// [ChangeFeed], given with [WithChangeFeed], carries changes between
+// instances (package github.com/mcplive/adapter/pgfeed does it on
+// PostgreSQL). [Adapter.Close] ends it all at shutdown.
+//
+// # Per-user data: scopes
+//
+// Without more, subscribers of one URI share one query, whose re-runs
+// carry no value of any request: its result must depend on its arguments
+// and the data only. A command whose answer depends on who asks (my
+// orders, my team's tickets) needs a scope: [WithScope] names, per request,
+// whose data it sees (a user, a tenant). Subscriptions then share a query,
+// and its re-runs, only within one scope; a scoped query re-runs with the
+// values of the request that made it, so the command finds its user in ctx
+// as in a read, and a write to one user's data notifies that user alone.
+// [WithGrant] decides which commands a session may use at all, and is asked
+// again before each re-run of a scoped query.
 //
 // # Transports
 //

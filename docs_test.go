@@ -85,7 +85,9 @@ func docPrograms(t *testing.T) []docBlock {
 			t.Fatal(err)
 		}
 		for _, b := range goBlocks(file, md) {
-			if strings.HasPrefix(b.code, "package ") {
+			// A program on pgfeed or otel needs those modules too:
+			// TestModuleGuides builds it as its page says.
+			if strings.HasPrefix(b.code, "package ") && !strings.Contains(b.code, `"github.com/mcplive/adapter/pgfeed"`) && !strings.Contains(b.code, `adapter/otel"`) {
 				programs = append(programs, b)
 			}
 		}
@@ -258,5 +260,27 @@ func TestReadmeShowsTheExampleVerbatim(t *testing.T) {
 	_, code, ok := strings.Cut(string(src), "package main")
 	if !ok || !strings.Contains(string(readme), "```go\npackage main"+code+"```") {
 		t.Error("README.md does not show examples/readme/main.go (from `package main` on) verbatim")
+	}
+}
+
+// What a re-run's context carries depends on the scope
+// (TestRerunCarriesRequestValuesOnlyWithAScope): none of the request's
+// values without one, the values of the request that made the query with
+// one. A paragraph of the guides that speaks of a re-run and the request's
+// values says which case it means, naming the scope, so that a reader of
+// per-user data never meets the first case's sentence alone.
+func TestGuidesSayWhichReRunCarriesValues(t *testing.T) {
+	speaksOfValues := regexp.MustCompile(`(?i)re-?runs?\b[^.]*\bvalues|\bvalues\b[^.]*\bre-?runs?\b`)
+	for _, page := range []string{"docs/watching.md", "docs/grants.md", "docs/glossary.md", "README.md"} {
+		md, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, para := range regexp.MustCompile(`\n\s*\n|\n- `).Split(string(md), -1) {
+			para = strings.Join(strings.Fields(para), " ")
+			if speaksOfValues.MatchString(para) && !strings.Contains(strings.ToLower(para), "scope") {
+				t.Errorf("%s speaks of the values a re-run carries without saying with or without a scope: %q", page, para)
+			}
+		}
 	}
 }

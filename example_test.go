@@ -167,10 +167,27 @@ func ExampleWithMiddleware() {
 // with WHERE id IN (...)) instead of three of the command. Each subscriber
 // still hears only of its own customer, and only when it changed.
 func ExampleWithBatch() {
-	db := &watchDB{names: map[int64]string{1: "Ada Lovelace", 2: "Alan Turing", 3: "Grace Hopper"}}
+	type ShowArgs struct {
+		ID int64 `json:"id"`
+	}
+	type Customer struct {
+		ID   int64  `json:"id"`
+		Name string `json:"name"`
+	}
+	var mu sync.Mutex // the database: customer names by id
+	names := map[int64]string{1: "Ada Lovelace", 2: "Alan Turing", 3: "Grace Hopper"}
+	customer := func(id int64) (Customer, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		name, ok := names[id]
+		if !ok {
+			return Customer{}, adapter.ErrNotFound
+		}
+		return Customer{ID: id, Name: name}, nil
+	}
 	show := func(ctx context.Context, args ShowArgs) (Customer, error) {
 		adapter.Reads(ctx, fmt.Sprintf("customers/%d", args.ID))
-		return db.customer(ctx, args.ID)
+		return customer(args.ID)
 	}
 	showMany := func(ctx context.Context, args []ShowArgs) ([]Customer, error) {
 		ids := make([]int64, len(args))
@@ -182,7 +199,7 @@ func ExampleWithBatch() {
 		results := make([]Customer, len(args))
 		var errs adapter.BatchErrors // the sets that failed, when some do
 		for i, a := range args {
-			c, err := db.customer(ctx, a.ID)
+			c, err := customer(a.ID)
 			if err != nil {
 				if errs == nil {
 					errs = make(adapter.BatchErrors, len(args))
@@ -222,8 +239,9 @@ func ExampleWithBatch() {
 	defer stop()
 	<-acknowledged // each subscription's first run is the command's own
 
-	_, _ = db.rename(ctx, 1, "Ada King")
-	_, _ = db.rename(ctx, 3, "Grace Brewster Hopper")
+	mu.Lock()
+	names[1], names[3] = "Ada King", "Grace Brewster Hopper"
+	mu.Unlock()
 	a.Changed("customers")
 	_ = a.WaitIdle(ctx)
 	got := []string{<-heard, <-heard}
@@ -234,112 +252,125 @@ func ExampleWithBatch() {
 	// heard: [app://customers_show/1 app://customers_show/3]
 }
 
-// watchDB is the example's database: customer names by id.
-type watchDB struct {
-	mu    sync.Mutex
-	names map[int64]string
-}
-
-type ShowArgs struct {
-	ID int64 `json:"id"`
-}
-
-type RenameArgs struct {
-	ID   int64  `json:"id"`
-	Name string `json:"name"`
-}
-
-type Customer struct {
-	ID   int64  `json:"id"`
-	Name string `json:"name"`
-}
-
-func (db *watchDB) customer(_ context.Context, id int64) (Customer, error) {
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	name, ok := db.names[id]
-	if !ok {
-		return Customer{}, adapter.ErrNotFound
+// Changed names what a write changed, after it committed: a row
+// ("customers/12") re-runs the live queries that read that row or the
+// whole table; a table ("customers") re-runs every query that read any of
+// it. Each query re-runs once however many keys reach it, and its
+// subscribers hear of it only when its result differs.
+func ExampleAdapter_Changed() {
+	type ShowArgs struct {
+		ID int64 `json:"id"`
 	}
-	return Customer{ID: id, Name: name}, nil
-}
-
-func (db *watchDB) rename(_ context.Context, id int64, name string) (Customer, error) {
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	if _, ok := db.names[id]; !ok {
-		return Customer{}, adapter.ErrNotFound
-	}
-	db.names[id] = name
-	return Customer{ID: id, Name: name}, nil
-}
-
-// declareWatching is the snippet of docs/watching.md: a live command that reports
-// what it reads, and a command that reports what it changed.
-func declareWatching(srv *server.MCPServer, db *watchDB) *adapter.Adapter {
+	srv := server.NewMCPServer("shop", "1.0.0")
 	a := adapter.Wrap(srv)
 	adapter.Live(a, "customers_show", "One customer.",
-		func(ctx context.Context, args ShowArgs) (Customer, error) {
-			adapter.Reads(ctx, fmt.Sprintf("customers/%d", args.ID))
-			return db.customer(ctx, args.ID)
+		func(ctx context.Context, args ShowArgs) (string, error) {
+			adapter.Reads(ctx, fmt.Sprintf("customers/%d", args.ID)) // one row
+			return fmt.Sprintf("customer %d", args.ID), nil
 		})
-	adapter.Command(a, "customers_rename", "Renames a customer.",
-		func(ctx context.Context, args RenameArgs) (Customer, error) {
-			c, err := db.rename(ctx, args.ID, args.Name)
-			if err != nil {
-				return Customer{}, err
-			}
-			a.Changed(fmt.Sprintf("customers/%d", args.ID)) // after the commit
-			return c, nil
-		})
-	return a
-}
 
-// An agent watches customer 12 over subscriptions/listen. Renaming
-// customer 12 notifies it; renaming customer 13 re-runs nothing, and
-// renaming 12 to the name it has re-runs the query and notifies no one.
-func ExampleReads_watching() {
-	db := &watchDB{names: map[int64]string{12: "Ada Lovelace", 13: "Alan Turing"}}
-	srv := server.NewMCPServer("shop", "1.0.0")
-	a := declareWatching(srv, db)
-
+	// An agent, in process, listens to customers 12 and 13.
 	ctx := context.Background()
 	c, _ := client.NewInProcessClient(srv)
 	defer c.Close()
-	heard := make(chan string, 10)
-	acknowledged := make(chan []string, 1)
+	acknowledged := make(chan struct{}, 1)
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
-		switch n.Method {
-		case mcp.MethodNotificationResourceUpdated:
-			heard <- fmt.Sprint(n.Params.AdditionalFields["uri"])
-		case mcp.MethodNotificationSubscriptionsAcknowledged:
-			f, _ := n.Params.AdditionalFields["notifications"].(mcp.SubscriptionFilter)
-			acknowledged <- f.ResourceSubscriptions
+		if n.Method == mcp.MethodNotificationSubscriptionsAcknowledged {
+			acknowledged <- struct{}{}
 		}
 	})
 	_ = c.Start(ctx)
 	_, _ = c.Initialize(ctx, mcp.InitializeRequest{})
 	stop, _ := c.ListenAsync(ctx, mcp.SubscriptionFilter{
-		ResourceSubscriptions: []string{"app://customers_show/12", "app://customers_show/99"},
+		ResourceSubscriptions: []string{"app://customers_show/12", "app://customers_show/13"},
 	}, nil)
 	defer stop()
-	fmt.Println("acknowledged:", <-acknowledged) // customer 99 does not exist yet
+	<-acknowledged
 
-	rename := func(id int64, name string) {
-		req := mcp.CallToolRequest{}
-		req.Params.Name = "customers_rename"
-		req.Params.Arguments = map[string]any{"id": id, "name": name}
-		_, _ = c.CallTool(ctx, req)
+	for _, keys := range [][]string{
+		{"customers/12"},                 // the row one query read
+		{"customers/14"},                 // a row no query read
+		{"customers"},                    // the table: every query that read a row of it
+		{"customers/12", "customers/13"}, // two rows: one re-run each
+		{"orders"},                       // another table
+	} {
+		before := a.LiveStats().Reruns
+		a.Changed(keys...)
 		_ = a.WaitIdle(ctx)
+		fmt.Printf("Changed(%q): %d re-runs\n", keys, a.LiveStats().Reruns-before)
 	}
-	rename(12, "Ada King")
-	fmt.Println("heard:", <-heard)
-	rename(13, "Alan M. Turing") // no live query read customer 13
-	rename(12, "Ada King")       // re-runs, and the result is the same
+	fmt.Println("notifications sent:", a.LiveStats().Notified) // no result changed
+	// Output:
+	// Changed(["customers/12"]): 1 re-runs
+	// Changed(["customers/14"]): 0 re-runs
+	// Changed(["customers"]): 2 re-runs
+	// Changed(["customers/12" "customers/13"]): 2 re-runs
+	// Changed(["orders"]): 0 re-runs
+	// notifications sent: 0
+}
+
+// A scope keeps each user's live queries apart. my_orders answers the
+// caller's own orders: with WithScope naming the user, Ada's and Kurt's
+// subscriptions to the same URI are two queries, each re-run with its own
+// user's request values, and a new order of Ada's notifies Ada alone.
+func ExampleWithScope() {
+	type userKey struct{} // put in a request's context by your authentication
+	type MyOrdersArgs struct{}
+	var mu sync.Mutex // the database: order amounts by user
+	orders := map[string][]int{"ada": {1250}, "kurt": {990}}
+
+	srv := server.NewMCPServer("shop", "1.0.0")
+	a := adapter.Wrap(srv, adapter.WithScope(func(ctx context.Context) (string, error) {
+		user, ok := ctx.Value(userKey{}).(string)
+		if !ok {
+			return "", errors.New("sign in first")
+		}
+		return user, nil
+	}))
+	adapter.Live(a, "my_orders", "Your own orders.",
+		func(ctx context.Context, _ MyOrdersArgs) ([]int, error) {
+			adapter.Reads(ctx, "orders")
+			user, _ := ctx.Value(userKey{}).(string) // a re-run finds it too
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Clone(orders[user]), nil
+		})
+
+	// Each user's agent, in process, listens to app://my_orders with its
+	// user in the request's context.
+	heard := make(chan string, 10)
+	watch := func(user string) func() {
+		ctx := context.WithValue(context.Background(), userKey{}, user)
+		c, _ := client.NewInProcessClient(srv)
+		acknowledged := make(chan struct{}, 1)
+		c.OnNotification(func(n mcp.JSONRPCNotification) {
+			switch n.Method {
+			case mcp.MethodNotificationResourceUpdated:
+				heard <- user + " heard " + fmt.Sprint(n.Params.AdditionalFields["uri"])
+			case mcp.MethodNotificationSubscriptionsAcknowledged:
+				acknowledged <- struct{}{}
+			}
+		})
+		_ = c.Start(ctx)
+		_, _ = c.Initialize(ctx, mcp.InitializeRequest{})
+		stop, _ := c.ListenAsync(ctx, mcp.SubscriptionFilter{ResourceSubscriptions: []string{"app://my_orders"}}, nil)
+		<-acknowledged
+		return func() { stop(); c.Close() }
+	}
+	defer watch("ada")()
+	defer watch("kurt")()
+	fmt.Println("live queries:", a.LiveStats().Queries) // one per user
+
+	mu.Lock()
+	orders["ada"] = append(orders["ada"], 4200) // a new order of Ada's
+	mu.Unlock()
+	a.Changed("orders") // both users' queries re-run; only Ada's result differs
+	_ = a.WaitIdle(context.Background())
+	fmt.Println(<-heard)
 	fmt.Println("notifications sent:", a.LiveStats().Notified)
 	// Output:
-	// acknowledged: [app://customers_show/12 app://customers_show/99]
-	// heard: app://customers_show/12
+	// live queries: 2
+	// ada heard app://my_orders
 	// notifications sent: 1
 }
 
@@ -466,16 +497,21 @@ func ExampleLive_resourceLink() {
 }
 
 // TestWatchingGuideSnippets keeps docs/watching.md honest: every Go
-// fragment in it appears, line for line, in this file. (Whole programs, which
+// fragment in it appears, line for line, in this file or in
+// example_watching_test.go. (Whole programs, which
 // start with package, are built by TestDocsProgramsBuild.)
 func TestWatchingGuideSnippets(t *testing.T) {
 	guide, err := os.ReadFile("docs/watching.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	self, err := os.ReadFile("example_test.go")
-	if err != nil {
-		t.Fatal(err)
+	var self []byte
+	for _, file := range []string{"example_test.go", "example_watching_test.go"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		self = append(self, b...)
 	}
 	normalize := func(s string) string {
 		var lines []string
@@ -496,7 +532,7 @@ func TestWatchingGuideSnippets(t *testing.T) {
 			continue
 		}
 		if !strings.Contains(source, normalize(m[1])) {
-			t.Errorf("snippet of docs/watching.md not found in example_test.go:\n%s", m[1])
+			t.Errorf("snippet of docs/watching.md not found in example_test.go or example_watching_test.go:\n%s", m[1])
 		}
 	}
 }

@@ -1,12 +1,12 @@
 module github.com/mcplive/adapter
 
-go 1.26.0
+go 1.25.5
 
 require (
 	github.com/invopop/jsonschema v0.14.0
 	github.com/mark3labs/mcp-go v1.6.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
-	golang.org/x/text v0.43.0
+	golang.org/x/text v0.41.0
 	golang.org/x/time v0.15.0
 )
 
@@ -20,5 +20,4 @@ require (
 	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
-	golang.org/x/tools v0.52.0 // indirect
 )

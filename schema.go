@@ -277,10 +277,10 @@ func (n *schemaNode) allowsNull() bool {
 // resolve differently (see checkFields).
 //
 // invopop describes what Go decodes; the output schema must describe what
-// encoding/json writes, and Go writes null for a nil pointer, slice or map.
-// Those properties allow null, at every level, so that every value the
-// command can return conforms (a client may check it, and mcp-go does with
-// server.WithOutputSchemaValidation).
+// the adapter writes (marshalEmptyNils): null for a nil pointer, an empty
+// array or object for a nil slice or map. Pointers allow null, at every
+// level, so that every value the command can return conforms (a client
+// may check it, and mcp-go does with server.WithOutputSchemaValidation).
 func outputSchema(t reflect.Type) (schema json.RawMessage, ok bool, err error) {
 	if value, addr := encodesItself(t); t.Kind() != reflect.Struct || value || addr {
 		return nil, false, nil
@@ -310,8 +310,8 @@ func outputSchema(t reflect.Type) (schema json.RawMessage, ok bool, err error) {
 }
 
 // allowNilValues walks schema s of Go type t and lets null through wherever
-// encoding/json may write it: the properties, items and map values whose Go
-// type is a pointer, slice or map. A reference into $defs (a recursive
+// the adapter may write it: the properties, items and map values whose Go
+// type is a pointer (withNull). A reference into $defs (a recursive
 // type) is followed once, to fix the definition itself.
 func allowNilValues(s map[string]any, t reflect.Type) {
 	w := nilWalker{defs: map[string]any{}, done: map[string]bool{}}
@@ -399,33 +399,24 @@ func behindPointer(t reflect.Type, index []int) bool {
 }
 
 // withNull returns s, the schema of a value of Go type t, extended to allow
-// null when encoding/json can write null for such a value.
+// null when the adapter writes null for such a value: a nil pointer, or a
+// nil slice or map of a type that encodes itself (marshalEmptyNils writes the
+// others empty). The extension is an anyOf of s and null, not a union of
+// types, which several model providers' schema dialects refuse.
 func withNull(s map[string]any, t reflect.Type) map[string]any {
 	switch t.Kind() {
-	case reflect.Pointer, reflect.Slice, reflect.Map:
+	case reflect.Pointer:
+	case reflect.Slice, reflect.Map:
+		if !writesItself(t) {
+			return s
+		}
 	default:
 		return s
 	}
 	if len(s) == 0 {
 		return s // {} allows null already
 	}
-	_, enum := s["enum"]
-	_, constant := s["const"]
-	if enum || constant {
-		// Adding null to the type would not get it past these.
-		return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
-	}
-	switch typ := s["type"].(type) {
-	case string:
-		s["type"] = []any{typ, "null"}
-	case []any:
-		if !slices.Contains(typ, any("null")) {
-			s["type"] = append(typ, "null")
-		}
-	default:
-		return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
-	}
-	return s
+	return map[string]any{"anyOf": []any{s, map[string]any{"type": "null"}}}
 }
 
 // encodesItself reports whether json encodes a value of t (value) or an

@@ -462,3 +462,47 @@ func TestScopeBatchAsksEachQuerysGrant(t *testing.T) {
 		t.Errorf("the client whose grant was withdrawn heard %q, want its URI once", got)
 	}
 }
+
+type requestMark struct{}
+
+// What a re-run's context carries, as docs/watching.md says it: without a
+// scope, no value of the request that subscribed (one run serves every
+// subscriber, whoever asked); with WithScope, the values of the request
+// that made the query, without its cancellation.
+func TestRerunCarriesRequestValuesOnlyWithAScope(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		want any
+	}{
+		{"without a scope", nil, nil},
+		{"with a scope", []Option{WithScope(func(ctx context.Context) (string, error) { return "s", nil })}, "ada's request"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := newLiveServer(t, newItemStore(4), tc.opts...)
+			seen := make(chan any, 8)
+			Live(a, "mark_show", "What the run's context carries.", func(ctx context.Context, _ struct{}) (int, error) {
+				Reads(ctx, "marks")
+				seen <- ctx.Value(requestMark{})
+				return len(seen), nil
+			})
+			f := newFakeClient(t, a, "s1", 16)
+			defer f.close()
+			acked, _, stop := f.listenIn(func(ctx context.Context, _ int, _ context.CancelFunc) context.Context {
+				return context.WithValue(ctx, requestMark{}, "ada's request")
+			}, "app://mark_show")
+			if len(acked) != 1 {
+				t.Fatalf("acknowledged %q", acked)
+			}
+			if first := <-seen; first != "ada's request" {
+				t.Fatalf("the first run, in the request, saw %v", first)
+			}
+			a.Changed("marks")
+			waitIdle(t, a)
+			if rerun := <-seen; rerun != tc.want {
+				t.Errorf("the re-run saw %v, want %v", rerun, tc.want)
+			}
+			stop()
+		})
+	}
+}

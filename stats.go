@@ -9,58 +9,62 @@ import (
 )
 
 // LiveStats describes the live registry at one moment (Adapter.LiveStats).
+// The debug page's JSON form (DebugHandler) writes it under the json names
+// of its fields.
 type LiveStats struct {
 	// Subscriptions counts subscriptions held: one per URI spelling on
 	// each listen stream and on each session's resources/subscribe, so a
 	// session that lists a URI on two listen streams holds two, each
 	// notified under its own subscription id.
-	Subscriptions int
+	Subscriptions int `json:"subscriptions"`
 	// Queries counts distinct queries (command and canonical arguments)
 	// behind them; identical subscriptions share one.
-	Queries int
+	Queries int `json:"queries"`
 	// Sessions counts the sessions (on stateless HTTP, the listen streams)
 	// that hold subscriptions or have notifications on their way.
-	Sessions int
+	Sessions int `json:"sessions"`
 	// Pending counts notifications queued and not yet handed to a session.
 	// It never exceeds Subscriptions: a notification already pending for a
 	// URI is not queued twice.
-	Pending int
+	Pending int `json:"pending"`
 	// Delayed counts the subscriptions whose notification waits for its
 	// interval (WithNotifyInterval) to pass. Pending does not count them.
-	Delayed int
+	Delayed int `json:"delayed"`
 	// Delivering counts the sessions whose delivery goroutine is running,
 	// each holding the notifications it took from its outbox at once on
 	// their way to mcp-go: at most one per subscription of the session.
-	Delivering int
+	Delivering int `json:"delivering"`
 	// Running counts queries whose re-run is running or queued.
-	Running int
+	Running int `json:"running"`
 	// Reruns counts the re-runs completed since Wrap.
-	Reruns uint64
+	Reruns uint64 `json:"reruns"`
 	// Notified counts the notifications/resources/updated handed to
 	// sessions since Wrap.
-	Notified uint64
+	Notified uint64 `json:"notified"`
 	// Late counts the re-runs that outlived their deadline
 	// (WithRerunTimeout) since Wrap: they notified no one, and their
 	// queries run again on the next change.
-	Late uint64
+	Late uint64 `json:"late"`
 	// Coalesced counts the changes since Wrap that cost a query no run of
 	// its own, counted once per query a change reached: the query was
 	// queued already, or running with one more run already owed. Many
 	// writes in a burst cost a query at most one more run.
-	Coalesced uint64
+	Coalesced uint64 `json:"coalesced"`
 	// Refused counts the subscriptions refused since Wrap: URIs of the
 	// adapter's scheme that name no live command or one not granted, that
 	// do not convert, that are over a cap or rate limited, or that came
 	// after Close began.
-	Refused uint64
+	Refused uint64 `json:"refused"`
 	// Kept counts the results that live queries keep to answer reads
 	// with (WithKeptResults), and KeptBytes their size: the JSON they
 	// answer, within the budget.
-	Kept, KeptBytes int
+	Kept      int `json:"kept"`
+	KeptBytes int `json:"keptBytes"`
 	// KeptAnswers counts the reads and tools/calls since Wrap answered
 	// from a kept result, without running their command; KeptEvicted,
 	// the kept results let go for the budget.
-	KeptAnswers, KeptEvicted uint64
+	KeptAnswers uint64 `json:"keptAnswers"`
+	KeptEvicted uint64 `json:"keptEvicted"`
 }
 
 // LiveStats reports the state of the live registry: how many subscriptions,

@@ -141,8 +141,10 @@ type outItem struct {
 	Tags []string `json:"tags"`
 }
 
-// The output schema lets through every null encoding/json writes, and
-// nothing else changes.
+// The output schema says what the adapter writes: null for a nil pointer
+// (an anyOf, never a union of types), an empty array or object for a nil
+// slice or map, and nothing else changes; and a value of the type, its
+// slices and maps nil at every level, conforms.
 func TestOutputSchemaAllowsGoNulls(t *testing.T) {
 	raw, ok, err := outputSchema(reflect.TypeFor[outShape]())
 	if err != nil || !ok {
@@ -154,17 +156,23 @@ func TestOutputSchemaAllowsGoNulls(t *testing.T) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		t.Fatal(err)
 	}
+	item := `{"additionalProperties":false,"properties":{"tags":{"items":{"type":"string"},"type":"array"}},"required":["tags"],"type":"object"}`
 	want := map[string]string{
 		"n":     `{"type":"integer"}`,
-		"p":     `{"type":["integer","null"]}`,
-		"l":     `{"items":{"additionalProperties":false,"properties":{"tags":{"items":{"type":"string"},"type":["array","null"]}},"required":["tags"],"type":"object"},"type":["array","null"]}`,
-		"m":     `{"additionalProperties":{"items":{"type":"integer"},"type":["array","null"]},"type":["object","null"]}`,
+		"p":     `{"anyOf":[{"type":"integer"},{"type":"null"}]}`,
+		"l":     `{"items":` + item + `,"type":"array"}`,
+		"m":     `{"additionalProperties":{"items":{"type":"integer"},"type":"array"},"type":"object"}`,
 		"e":     `{"anyOf":[{"enum":["a","b"],"type":"string"},{"type":"null"}]}`,
-		"items": `{"items":{"additionalProperties":false,"properties":{"tags":{"items":{"type":"string"},"type":["array","null"]}},"required":["tags"],"type":"object"},"maxItems":2,"minItems":2,"type":"array"}`,
+		"items": `{"items":` + item + `,"maxItems":2,"minItems":2,"type":"array"}`,
 		"any":   `true`,
 		"raw":   `true`,
-		"deep":  `{"additionalProperties":{"additionalProperties":false,"properties":{"tags":{"items":{"type":"string"},"type":["array","null"]}},"required":["tags"],"type":["object","null"]},"type":["object","null"]}`,
+		"deep":  `{"additionalProperties":{"anyOf":[` + item + `,{"type":"null"}]},"type":"object"}`,
 	}
+	if strings.Contains(string(raw), `"type":[`) {
+		t.Errorf("the schema holds a union of types: %s", raw)
+	}
+	checkSchema(t, raw, outShape{})
+	checkSchema(t, raw, outShape{L: []outItem{{}}, M: map[string][]int{"a": nil}, Deep: map[string]*outItem{"x": nil, "y": {}}})
 	for name, w := range want {
 		if got := string(s.Properties[name]); got != w {
 			t.Errorf("%s:\n got %s\nwant %s", name, got, w)

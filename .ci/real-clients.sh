@@ -12,7 +12,8 @@
 # 3. @modelcontextprotocol/client 2.x (modern 2026-07-28 and legacy) and
 #    @modelcontextprotocol/sdk 1.x (legacy), each over Streamable HTTP and
 #    stdio (.ci/clients/clients.mjs).
-# 4. The MCP Inspector CLI on both eras (.ci/clients/inspector.mjs).
+# 4. The MCP Inspector CLI on both eras (.ci/clients/inspector.mjs), with its
+#    tool-schema portability check (--strict), which must find nothing.
 # 5. The conformance suite's fixture-independent server scenarios
 #    (.ci/clients/conformance.mjs, baseline in conformance-baseline.yml).
 #

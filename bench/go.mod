@@ -4,8 +4,8 @@ go 1.26.0
 
 require (
 	github.com/mark3labs/mcp-go v1.6.0
-	github.com/mcplive/adapter v0.0.0-00010101000000-000000000000
-	github.com/mcplive/adapter/otel v0.0.0-00010101000000-000000000000
+	github.com/mcplive/adapter v0.1.0
+	github.com/mcplive/adapter/otel v0.1.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
 )

@@ -6,10 +6,9 @@ require (
 	github.com/invopop/jsonschema v0.14.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/mark3labs/mcp-go v1.6.0
-	github.com/mcplive/adapter v0.0.0-00010101000000-000000000000
-	github.com/mcplive/adapter/internal/pgtest v0.0.0-00010101000000-000000000000
-	github.com/mcplive/adapter/otel v0.0.0-00010101000000-000000000000
-	github.com/mcplive/adapter/pgfeed v0.0.0-00010101000000-000000000000
+	github.com/mcplive/adapter v0.1.0
+	github.com/mcplive/adapter/otel v0.1.0
+	github.com/mcplive/adapter/pgfeed v0.1.0
 	github.com/prometheus/client_golang v1.24.1
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.72.0
@@ -61,7 +60,6 @@ require (
 
 replace (
 	github.com/mcplive/adapter => ../
-	github.com/mcplive/adapter/internal/pgtest => ../internal/pgtest
 	github.com/mcplive/adapter/otel => ../otel
 	github.com/mcplive/adapter/pgfeed => ../pgfeed
 )

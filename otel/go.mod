@@ -6,7 +6,7 @@ replace github.com/mcplive/adapter => ../
 
 require (
 	github.com/mark3labs/mcp-go v1.6.0
-	github.com/mcplive/adapter v0.0.0-00010101000000-000000000000
+	github.com/mcplive/adapter v0.1.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0

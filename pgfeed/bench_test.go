@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcplive/adapter/internal/pgtest"
 	"github.com/mcplive/adapter/pgfeed"
+	"github.com/mcplive/adapter/pgfeed/pgtest"
 )
 
 // BenchmarkNotifyLatency measures how long a change takes to reach another

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcplive/adapter/internal/pgtest"
 	"github.com/mcplive/adapter/pgfeed"
+	"github.com/mcplive/adapter/pgfeed/pgtest"
 	"go.uber.org/goleak"
 )
 

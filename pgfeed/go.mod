@@ -1,12 +1,11 @@
 module github.com/mcplive/adapter/pgfeed
 
-go 1.26.0
+go 1.25.5
 
 require (
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/mark3labs/mcp-go v1.6.0
-	github.com/mcplive/adapter v0.0.0-00010101000000-000000000000
-	github.com/mcplive/adapter/internal/pgtest v0.0.0-00010101000000-000000000000
+	github.com/mcplive/adapter v0.1.0
 	go.uber.org/goleak v1.3.0
 )
 
@@ -24,11 +23,8 @@ require (
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
-	golang.org/x/text v0.43.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
 
-replace (
-	github.com/mcplive/adapter => ../
-	github.com/mcplive/adapter/internal/pgtest => ../internal/pgtest
-)
+replace github.com/mcplive/adapter => ../

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcplive/adapter/internal/pgtest"
+	"github.com/mcplive/adapter/pgfeed/pgtest"
 )
 
 type chanSink chan []string

@@ -17,8 +17,8 @@ import (
 
 	"github.com/mcplive/adapter"
 	"github.com/mcplive/adapter/adaptertest"
-	"github.com/mcplive/adapter/internal/pgtest"
 	"github.com/mcplive/adapter/pgfeed"
+	"github.com/mcplive/adapter/pgfeed/pgtest"
 )
 
 // These tests run several instances of one small application on one

@@ -3,7 +3,7 @@ package pgfeed_test
 import (
 	"testing"
 
-	"github.com/mcplive/adapter/internal/pgtest"
+	"github.com/mcplive/adapter/pgfeed/pgtest"
 	"go.uber.org/goleak"
 )
 

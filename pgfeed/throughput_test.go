@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/mcplive/adapter/internal/pgtest"
 	"github.com/mcplive/adapter/pgfeed"
+	"github.com/mcplive/adapter/pgfeed/pgtest"
 )
 
 // throughputRows is how many rows each table of BenchmarkWriteThroughput

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/mcplive/adapter/internal/pgtest"
 	"github.com/mcplive/adapter/pgfeed"
+	"github.com/mcplive/adapter/pgfeed/pgtest"
 )
 
 func TestTriggersReachEveryInstance(t *testing.T) {

@@ -3,7 +3,9 @@
 //
 //   node22 inspector.mjs --url http://127.0.0.1:PORT/mcp --bin /path/to/customers
 //
-// For each era (--protocol-era modern and legacy) it lists the templates,
+// For each era (--protocol-era modern and legacy) it lists the tools with
+// the portability check (--strict) as an anonymous caller and as a demo
+// user, and asks for no finding; it lists the templates,
 // reads an expanded URI and one that fails over Streamable HTTP, and reads
 // one over stdio (the inspector starts `customers -stdio` itself). Prints "PASS <name>" or
 // "FAIL <name>: <why>" per check; exit 1 if any failed. Run it with Node 22
@@ -93,9 +95,45 @@ function expectEra(result, era) {
     `the result ${modern ? 'has' : 'lacks'} ttlMs/cacheScope, so the inspector did not speak the ${era} era: ${show(result).slice(0, 300)}`);
 }
 
+// strictToolsList runs tools/list with --strict, the inspector's tool-schema
+// portability check, and returns the tools and the findings. The check
+// exits 6 on an error-severity finding; warnings it prints on stderr and,
+// with --format json, in the envelope's schemaFindings.
+function strictToolsList(args) {
+  const argv = [INSPECTOR, '--cli', '--format', 'json', ...args, '--method', 'tools/list', '--strict'];
+  const r = spawnSync(process.execPath, argv, {
+    encoding: 'utf8',
+    timeout: STEP_MS,
+    killSignal: 'SIGKILL',
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  const cmd = `inspector ${args.join(' ')} --method tools/list --strict`;
+  if (r.error) throw new CheckError(`${cmd}: ${r.error.message}`);
+  let out;
+  try {
+    out = JSON.parse(r.stdout);
+  } catch {
+    throw new CheckError(`${cmd}: exit ${r.status}, stdout is not JSON: ${r.stdout.slice(0, 400)} stderr=${r.stderr.slice(-400)}`);
+  }
+  const findings = (out.schemaFindings ?? []).flatMap((t) => t.findings.map((f) => `${t.toolName}: ${f.severity} ${f.rule} at ${f.path || '(root)'}`));
+  expect(r.status === 0 || findings.length > 0, `${cmd}: exit ${r.status ?? r.signal}; stderr=${r.stderr.slice(-400)}`);
+  return { tools: (out.result?.tools ?? []).map((t) => t.name).sort(), findings, stderr: r.stderr };
+}
+
 const checks = [];
 for (const era of ['modern', 'legacy']) {
   const http = [opt.url, '--transport', 'http', '--protocol-era', era];
+  // docs/commands.md: the output schemas pass the portability check, every
+  // tool of the example, my_orders (signed in) included.
+  checks.push([`inspector ${era} http tools/list --strict: no portability finding, every tool`, () => {
+    const anon = strictToolsList(http);
+    const ada = strictToolsList([...http, '--header', 'Authorization: Bearer demo-ada']);
+    expect(anon.tools.length >= 8 && !anon.tools.includes('my_orders'), `anonymous tools ${show(anon.tools)}`);
+    expect(ada.tools.includes('my_orders') && ada.tools.length === anon.tools.length + 1, `Ada's tools ${show(ada.tools)}, anonymous ${show(anon.tools)}`);
+    const findings = [...anon.findings, ...ada.findings];
+    expect(findings.length === 0, `${findings.length} findings: ${findings.join('; ')}`);
+    expect(!/Warning|Error|portability/.test(anon.stderr + ada.stderr), `stderr: ${(anon.stderr + ada.stderr).slice(0, 400)}`);
+  }]);
   checks.push([`inspector ${era} http resources/templates/list`, () => {
     const res = inspect([...http, '--method', 'resources/templates/list']);
     const got = (res.resourceTemplates ?? []).map((t) => t.uriTemplate).sort();

@@ -104,7 +104,11 @@ func initialize(ctx context.Context, c *client.Client, cfg config) (string, erro
 func dialHTTP(ctx, life context.Context, cfg config, legacy bool, onNotification func(mcp.JSONRPCNotification), logger *slog.Logger) (*conn, error) {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.DialContext = (&net.Dialer{Timeout: cfg.timeout}).DialContext
-	stream := &getStream{base: base, changed: make(chan struct{}, 1)}
+	var rt http.RoundTripper = base
+	if len(cfg.headers) > 0 {
+		rt = withHeaders{base: base, headers: cfg.headers}
+	}
+	stream := &getStream{base: rt, changed: make(chan struct{}, 1)}
 	opts := []transport.StreamableHTTPCOption{
 		transport.WithHTTPBasicClient(&http.Client{Transport: stream}),
 		transport.WithHTTPLogger(logger),
@@ -133,6 +137,21 @@ func dialHTTP(ctx, life context.Context, cfg config, legacy bool, onNotification
 		return nil, fmt.Errorf("connect to %s: %v", cfg.endpoint, err)
 	}
 	return cn, nil
+}
+
+// withHeaders is a RoundTripper that sends the -header headers with every
+// request: the POSTs, the GET stream and the DELETE that ends a session.
+type withHeaders struct {
+	base    http.RoundTripper
+	headers http.Header
+}
+
+func (h withHeaders) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context()) // a RoundTripper leaves its request as it was
+	for name, values := range h.headers {
+		req.Header[name] = append(req.Header[name], values...)
+	}
+	return h.base.RoundTrip(req)
 }
 
 // getStream is the HTTP client's RoundTripper. It follows the GET stream on

@@ -11,6 +11,12 @@
 // (its stderr is passed through). Each URI is an expanded resource URI, such
 // as app://customers_show/1.
 //
+// Over HTTP, -header 'Name: value' sends a header with every request, such
+// as the bearer token a server signs its users in with (repeat it for
+// more):
+//
+//	mcplive-watch -header 'Authorization: Bearer demo-ada' http://127.0.0.1:8080/mcp app://my_orders
+//
 // It speaks either protocol version. By default (-protocol auto) it takes
 // 2026-07-28 when the server speaks it, and subscribes with one
 // subscriptions/listen request; with a server that speaks only 2025-11-25 it
@@ -45,6 +51,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
@@ -76,8 +83,9 @@ const (
 
 // config is what the command line says.
 type config struct {
-	endpoint string   // the Streamable HTTP URL; "" with -stdio
-	command  []string // the stdio server's command and arguments
+	endpoint string      // the Streamable HTTP URL; "" with -stdio
+	headers  http.Header // sent with every HTTP request (-header)
+	command  []string    // the stdio server's command and arguments
 	uris     []string
 	protocol string // protocolAuto, protocolListen or protocolLegacy
 	read     bool
@@ -144,6 +152,18 @@ func parseArgs(args []string, errOut io.Writer) (config, error) {
 	fs.IntVar(&cfg.count, "count", 0, "exit after `n` notifications (0: run until Ctrl-C)")
 	fs.DurationVar(&cfg.timeout, "timeout", defaultTimeout, "how long to wait for the server to connect, answer a request or acknowledge a subscription")
 	fs.BoolVar(&cfg.verbose, "v", false, "also print the MCP client's own log")
+	fs.Func("header", "send this HTTP `header`, written 'Name: value', with every request (repeatable),\n"+
+		"such as 'Authorization: Bearer TOKEN'", func(s string) error {
+		name, value, err := parseHeader(s)
+		if err != nil {
+			return err
+		}
+		if cfg.headers == nil {
+			cfg.headers = http.Header{}
+		}
+		cfg.headers.Add(name, value)
+		return nil
+	})
 
 	var positional []string
 	for {
@@ -177,6 +197,9 @@ func (cfg *config) complete(stdio string, positional []string) error {
 		cfg.command = strings.Fields(stdio)
 		if len(cfg.command) == 0 {
 			return fmt.Errorf("-stdio: no command in %q", stdio)
+		}
+		if len(cfg.headers) > 0 {
+			return errors.New("-header with -stdio: headers go with HTTP requests; a stdio server takes what it needs from its command line or environment")
 		}
 	} else {
 		if len(positional) == 0 {
@@ -213,6 +236,43 @@ func (cfg *config) complete(stdio string, positional []string) error {
 		return fmt.Errorf("-timeout %v: want a positive duration, such as 30s", cfg.timeout)
 	}
 	return nil
+}
+
+// headersTheClientSets are the headers mcp-go's client sets itself, per
+// request: one given with -header as well would contradict them.
+var headersTheClientSets = []string{"Accept", "Content-Type", "Content-Length", "Mcp-Session-Id", "Mcp-Protocol-Version", "Mcp-Method", "Last-Event-Id", "Host"}
+
+// parseHeader reads a -header value, "Name: value", and returns the name
+// in its canonical form and the value without the spaces around it.
+func parseHeader(s string) (name, value string, err error) {
+	name, value, ok := strings.Cut(s, ":")
+	switch {
+	case !ok:
+		return "", "", fmt.Errorf("%q: want Name: value, such as 'Authorization: Bearer TOKEN'", s)
+	case name == "" || strings.IndexFunc(name, notTokenChar) >= 0:
+		return "", "", fmt.Errorf("%q: the name %q is not a header name (letters, digits and !#$%%&'*+-.^_`|~, no space)", s, name)
+	case strings.ContainsFunc(value, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }):
+		return "", "", fmt.Errorf("%q: the value holds a control character (a line break, say)", s)
+	}
+	name = http.CanonicalHeaderKey(name)
+	for _, own := range headersTheClientSets {
+		if name == own {
+			return "", "", fmt.Errorf("%q: the MCP client sets %s itself", s, name)
+		}
+	}
+	return name, strings.Trim(value, " \t"), nil
+}
+
+// notTokenChar reports a rune that may not be in a header name (RFC 9110's
+// token).
+func notTokenChar(r rune) bool {
+	switch {
+	case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
+		return false
+	case strings.ContainsRune("!#$%&'*+-.^_`|~", r):
+		return false
+	}
+	return true
 }
 
 // checkEndpoint returns s if it is an http or https URL with a host.

@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -269,6 +271,52 @@ func TestWatchFallsBackToLegacy(t *testing.T) {
 	}
 }
 
+// TestWatchSendsHeaders watches a server that answers 401 to any request
+// without the -header headers, on each protocol version: every request
+// (the POSTs, the GET stream of 2025-11-25, the DELETE that ends its
+// session) carries them, a repeated one with each of its values, and the
+// watch hears the write.
+func TestWatchSendsHeaders(t *testing.T) {
+	for _, protocol := range []string{protocolListen, protocolLegacy} {
+		t.Run(protocol, func(t *testing.T) {
+			var (
+				mu      sync.Mutex
+				methods = map[string]int{}
+			)
+			s := newShop()
+			hs := s.serveHTTP(t, func(next http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if got := r.Header.Values("Authorization"); !slices.Equal(got, []string{"Bearer t0ken"}) {
+						t.Errorf("%s with Authorization %q", r.Method, got)
+						http.Error(w, "no token", http.StatusUnauthorized)
+						return
+					}
+					if got := r.Header.Values("X-Tenant"); !slices.Equal(got, []string{"a", "b"}) {
+						t.Errorf("%s with X-Tenant %q", r.Method, got)
+					}
+					mu.Lock()
+					methods[r.Method]++
+					mu.Unlock()
+					next.ServeHTTP(w, r)
+				})
+			})
+			r := start(t, "-protocol", protocol, "-diff", "-count", "1", "-header", "Authorization: Bearer t0ken",
+				"-header", "X-Tenant: a", "-header", "X-Tenant: b", hs.URL, "app://customers_show/2", "app://customers_show/1")
+			r.stderr.waitFor(t, watchingLine, "line saying it watches")
+			s.rename(1, "Ada King")
+			if code := r.exit(t); code != exitOK {
+				t.Fatalf("exit status %d, want 0\nstderr:\n%s", code, r.stderr)
+			}
+			checkOneUpdate(t, r.stdout.String(), "app://customers_show/1")
+			mu.Lock()
+			defer mu.Unlock()
+			if methods["POST"] == 0 || protocol == protocolLegacy && (methods["GET"] == 0 || methods["DELETE"] == 0) {
+				t.Errorf("requests that reached the server, by method: %v; want POSTs, and on %s the GET stream and the DELETE", methods, protocolLegacy)
+			}
+		})
+	}
+}
+
 // TestWatchCtrlC ends a watch that heard nothing: exit status 0, and
 // nothing of it left running (TestMain checks the goroutines).
 func TestWatchCtrlC(t *testing.T) {
@@ -468,6 +516,11 @@ func TestParseArgs(t *testing.T) {
 		t.Errorf("-stdio: parsed %+v, %v", cfg, err)
 	}
 
+	cfg, err = parseArgs([]string{"-header", "authorization:  Bearer demo-ada ", "-header", "X-Trace: a", "-header", "x-trace:b", "http://h/mcp", "app://a/1"}, io.Discard)
+	if want := (http.Header{"Authorization": {"Bearer demo-ada"}, "X-Trace": {"a", "b"}}); err != nil || !reflect.DeepEqual(cfg.headers, want) {
+		t.Errorf("-header: parsed %v, %v; want %v", cfg.headers, err, want)
+	}
+
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -484,6 +537,12 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"-timeout", "0s", "http://h/mcp", "app://a/1"}, "-timeout 0s"},
 		{[]string{"-stdio", " ", "app://a/1"}, "-stdio: no command"},
 		{[]string{"-nope", "http://h/mcp", "app://a/1"}, "flag provided but not defined: -nope"},
+		{[]string{"-header", "Authorization Bearer x", "http://h/mcp", "app://a/1"}, `"Authorization Bearer x": want Name: value`},
+		{[]string{"-header", "Bad Name: x", "http://h/mcp", "app://a/1"}, `the name "Bad Name" is not a header name`},
+		{[]string{"-header", ": x", "http://h/mcp", "app://a/1"}, `the name "" is not a header name`},
+		{[]string{"-header", "X-A: b\r\nX-B: c", "http://h/mcp", "app://a/1"}, "the value holds a control character"},
+		{[]string{"-header", "mcp-session-id: 1", "http://h/mcp", "app://a/1"}, "the MCP client sets Mcp-Session-Id itself"},
+		{[]string{"-header", "X-A: b", "-stdio", "server", "app://a/1"}, "-header with -stdio"},
 	} {
 		var errOut bytes.Buffer
 		if _, err := parseArgs(tc.args, &errOut); err == nil || !strings.Contains(errOut.String(), tc.want) {

@@ -19,7 +19,7 @@ import (
 	"github.com/mcplive/adapter/e2e/internal/exampleproc"
 	"github.com/mcplive/adapter/e2e/internal/loadkit"
 	"github.com/mcplive/adapter/e2e/internal/loadkit/mcpgoclient"
-	"github.com/mcplive/adapter/internal/pgtest"
+	"github.com/mcplive/adapter/pgfeed/pgtest"
 )
 
 const (

@@ -20,11 +20,11 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/mcplive/adapter/internal/pgtest"
 	"github.com/mcplive/adapter/pgfeed"
+	"github.com/mcplive/adapter/pgfeed/pgtest"
 )
 
-// The PostgreSQL tests share one throwaway server (internal/pgtest), each in
+// The PostgreSQL tests share one throwaway server (pgfeed/pgtest), each in
 // a database of its own. Without PostgreSQL installed they skip, unless
 // MCPLIVE_REQUIRE_POSTGRES=1.
 func TestMain(m *testing.M) {

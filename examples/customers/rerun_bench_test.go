@@ -12,7 +12,7 @@ import (
 
 	"github.com/mcplive/adapter"
 	"github.com/mcplive/adapter/adaptertest"
-	"github.com/mcplive/adapter/internal/pgtest"
+	"github.com/mcplive/adapter/pgfeed/pgtest"
 )
 
 // The re-run benchmarks: 1,000 distinct customers_show subscriptions on the
@@ -27,7 +27,7 @@ const rerunSubs = 1000
 func BenchmarkRerun1000Batched(b *testing.B)   { benchRerun(b, benchSQLite(b), true) }
 func BenchmarkRerun1000Unbatched(b *testing.B) { benchRerun(b, benchSQLite(b), false) }
 
-// The same on PostgreSQL (internal/pgtest: a throwaway local server, over
+// The same on PostgreSQL (pgfeed/pgtest: a throwaway local server, over
 // loopback, with fsync off), skipped without one.
 func BenchmarkRerun1000BatchedPostgres(b *testing.B)   { benchRerun(b, benchPostgres(b), true) }
 func BenchmarkRerun1000UnbatchedPostgres(b *testing.B) { benchRerun(b, benchPostgres(b), false) }

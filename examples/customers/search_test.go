@@ -15,7 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcplive/adapter/adaptertest"
-	"github.com/mcplive/adapter/internal/pgtest"
+	"github.com/mcplive/adapter/pgfeed/pgtest"
 )
 
 // Searching ignores case over all of Unicode, on SQLite and on PostgreSQL

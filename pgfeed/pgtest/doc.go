@@ -1,4 +1,8 @@
-// Package pgtest starts throwaway PostgreSQL servers for tests.
+// Package pgtest starts throwaway PostgreSQL servers for tests: those of
+// pgfeed, and those of programs that use it. It is part of the pgfeed module,
+// whose requirements (pgx) it shares, so that a module requiring pgfeed takes
+// in no module of tests besides; a program that does not import it builds
+// none of it.
 //
 // It needs the server binaries (initdb, pg_ctl, postgres) of a local
 // PostgreSQL installation, such as Debian's "postgresql" package, which puts
