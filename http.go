@@ -81,25 +81,55 @@ func (a *Adapter) HTTPHandler(next http.Handler, opts ...HTTPOption) http.Handle
 		}
 		ctx, box := withErrorBox(ctx)
 		r = r.WithContext(withHTTPEdge(ctx))
+		var who requester
+		if a.cfg.identity != nil {
+			var ok bool
+			if who.identity, ok = a.requestIdentity(w, r); !ok {
+				return
+			}
+			who.checked = true
+		}
 		switch r.Method {
 		case http.MethodPost:
 		case http.MethodGet:
 			// A GET stream carries notifications and the server's
 			// requests; the adapter delivers its own on it (httpstream.go).
-			a.serveGet(w, r, next, events, cfg.keepAlive)
+			if who.admit(a, w, r, nil) {
+				a.serveGet(w, r, next, events, cfg.keepAlive)
+			}
+			return
+		case http.MethodDelete:
+			if who.admit(a, w, r, nil) {
+				next.ServeHTTP(w, r)
+			}
 			return
 		default:
 			next.ServeHTTP(w, r)
 			return
 		}
-		a.servePost(w, r, next, &cfg, box)
+		a.servePost(w, r, next, &cfg, box, who)
 	})
 }
 
+// requester is who sent a request, for the session checks (owners.go).
+type requester struct {
+	identity string
+	// checked: the adapter has an identity function (WithIdentity), and
+	// sessions belong to their identities.
+	checked bool
+}
+
+// admit answers r, and returns false, when r names a session of another
+// identity (admitSession); body is a POST's.
+func (who requester) admit(a *Adapter, w http.ResponseWriter, r *http.Request, body []byte) bool {
+	return !who.checked || a.admitSession(w, r, who.identity, body)
+}
+
 // servePost serves a POST through next: it refuses what mcp-go would
-// mishandle (a body over the cap, a batch, a key given twice), and hands
-// next the edge that rewrites the response.
-func (a *Adapter) servePost(w http.ResponseWriter, r *http.Request, next http.Handler, cfg *httpConfig, box *errorBox) {
+// mishandle (a body over the cap, a batch, a key given twice, a session
+// of another identity), answers a 2026-07-28 notifications/cancelled
+// (cancel.go), and hands next the edge that rewrites the response.
+func (a *Adapter) servePost(w http.ResponseWriter, r *http.Request, next http.Handler, cfg *httpConfig, box *errorBox, who requester) {
 	body, ok := readBody(w, r, cfg.maxBody)
 	if !ok {
 		return
@@ -117,28 +147,41 @@ func (a *Adapter) servePost(w http.ResponseWriter, r *http.Request, next http.Ha
 		writeHTTPResponse(w, status, errorResponseTo(body, e))
 		return
 	}
-	var lc *listenCloser
+	if !who.admit(a, w, r, body) {
+		return
+	}
+	e := &httpEdge{w: w, box: box, modern: modern, timeout: a.live.streamWriteTimeout, keepAliveEvery: cfg.keepAlive}
+	e.events.box = box
+	e.events.out = w
 	if modern {
+		if cancelled, ok := cancelledRequestID(body); ok {
+			a.stateless.cancel(statelessKey{identity: who.identity, id: cancelled})
+			w.WriteHeader(http.StatusAccepted) // as mcp-go answers a notification
+			return
+		}
 		version := r.Header.Get(mcp.HeaderProtocolVersion)
 		if fixed := withNotificationMeta(body, version); len(fixed) != len(body) {
 			r.Body = io.NopCloser(bytes.NewReader(fixed))
 			r.ContentLength = int64(len(fixed))
 		}
-		if id := listenRequestID(body); id != nil {
-			// Close can end this listen stream on the wire.
+		if id, listen := requestID(body); id != "" {
+			// The client, and Close for a listen, can end it early.
 			ctx, cancel := context.WithCancel(r.Context())
 			defer cancel()
-			lc = &listenCloser{id: id, cancel: cancel}
-			r = r.WithContext(withListenCloser(ctx, lc))
+			f := &inFlight{cancel: cancel}
+			if listen {
+				lc := &listenCloser{id: listenRequestID(body), edge: e, cancel: cancel}
+				ctx = withListenCloser(ctx, lc)
+				f.edge = e
+				// One update per subscription the listen can hold.
+				e.events.awaitAck, e.events.maxHeld = true, a.cfg.subscriptionCap
+			}
+			defer a.stateless.add(statelessKey{identity: who.identity, id: id}, f)()
+			r = r.WithContext(ctx)
 		}
-	}
-	e := &httpEdge{w: w, box: box, modern: modern, timeout: a.live.streamWriteTimeout, keepAliveEvery: cfg.keepAlive}
-	e.events.box = box
-	e.events.out = w
-	if lc != nil {
-		lc.edge = e
-		// One update per subscription the listen can hold.
-		e.events.awaitAck, e.events.maxHeld = true, a.cfg.subscriptionCap
+	} else if who.checked {
+		requested, identity := r.Header.Get(server.HeaderKeySessionID), who.identity
+		e.opened = func(h http.Header) { a.bindOpenedSession(h, requested, identity) }
 	}
 	var ew http.ResponseWriter = e
 	if f, ok := w.(http.Flusher); ok {
@@ -198,6 +241,9 @@ type httpEdge struct {
 	// handlerDone: the handler returned (finish); the writer is no longer
 	// the edge's to write to.
 	handlerDone bool
+	// opened, when set, is told the response's header as the response is
+	// decided: a session it opens becomes the requester's (owners.go).
+	opened func(http.Header)
 }
 
 // boundedWrite runs write, a write into the response, within e.timeout,
@@ -258,6 +304,10 @@ func (e *httpEdge) writeHeader(code int) {
 	}
 	if e.state == finished {
 		return
+	}
+	if e.opened != nil {
+		e.opened(e.w.Header())
+		e.opened = nil
 	}
 	if e.state != undecided {
 		if e.state != holdJSON {
@@ -638,6 +688,18 @@ func (e *httpEdge) finishListen(id json.RawMessage) {
 		}
 		return http.NewResponseController(e.w).Flush()
 	})
+}
+
+// cancelListen ends a subscriptions/listen stream that its client
+// cancelled: nothing more is written into the response, the result that
+// would answer the listen included (cancel.go). Events already written
+// stay; one half held is dropped, and the stream just ends.
+func (e *httpEdge) cancelListen() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.handlerDone {
+		e.state = finished
+	}
 }
 
 // listenRequestID returns the id of body when it is a subscriptions/listen

@@ -53,6 +53,10 @@ type LiveStats struct {
 	// do not convert, that are over a cap or rate limited, or that came
 	// after Close began.
 	Refused uint64
+	// ForeignSessionRequests counts the requests since Wrap that
+	// HTTPHandler answered as for an unknown session because they named a
+	// session that another identity opened (WithIdentity).
+	ForeignSessionRequests uint64
 }
 
 // LiveStats reports the state of the live registry: how many subscriptions,
@@ -86,6 +90,8 @@ func (r *liveRegistry) statsLocked() LiveStats {
 		Late:          r.late,
 		Coalesced:     r.coalesced,
 		Refused:       r.refused.Load(),
+
+		ForeignSessionRequests: r.a.owners.refused.Load(),
 	}
 }
 

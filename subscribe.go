@@ -523,9 +523,18 @@ func (f *foreignURIs) has(uri string) bool {
 }
 
 // clientKey is the key of the client a request comes from, for the cap
-// of WithClientSubscriptionCap. A key function that panics gives "", one
-// key shared by every such request (command.go).
+// of WithClientSubscriptionCap: its identity (WithIdentity) when it has
+// one and no WithClientKey was given, else the client key function's. A
+// key function that panics gives "", one key shared by every such request
+// (command.go).
 func (a *Adapter) clientKey(ctx context.Context, command string) (key string) {
+	if a.cfg.identity != nil && !a.cfg.clientKeySet {
+		if id, ok := a.identityOf(ctx); ok && id != "" {
+			// Set apart from session IDs and addresses, which the
+			// default key gives the requests without an identity.
+			return identityKeyPrefix + id
+		}
+	}
 	var err error
 	defer func() {
 		if err != nil {
@@ -535,6 +544,9 @@ func (a *Adapter) clientKey(ctx context.Context, command string) (key string) {
 	defer recoverUserPanic(a.logger, command, "asking the client key function", &err)
 	return a.cfg.clientKey(ctx, &middleware.Call{Command: command, Session: sessionFrom(ctx), Origin: middleware.Agent})
 }
+
+// identityKeyPrefix begins the client key of a request with an identity.
+const identityKeyPrefix = "identity\x00"
 
 // How subscriptions reach the live registry through mcp-go's hooks.
 //

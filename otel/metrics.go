@@ -30,6 +30,7 @@ type instruments struct {
 	// Read from Adapter.LiveStats at each collection (Register).
 	subscriptions, queries, pending    metric.Int64ObservableGauge
 	notifications, coalesced, refusals metric.Int64ObservableCounter
+	foreignSessionRequests             metric.Int64ObservableCounter
 
 	// counted is the callback that observes the counts. Unregistering
 	// what Register returns unregisters it too: until then the meter
@@ -65,6 +66,8 @@ func (in *instruments) init(m metric.Meter, each func(func(*command))) error {
 		metric.WithDescription("Changes that cost a live query no run of its own: it was queued already, or running with one more run owed."))
 	in.refusals, errs[10] = m.Int64ObservableCounter("mcplive.refused_subscriptions", metric.WithUnit("{subscription}"),
 		metric.WithDescription("Subscriptions refused: no such live command, not granted, not converting, over a cap, rate limited, or closing."))
+	in.foreignSessionRequests, errs[11] = m.Int64ObservableCounter("mcplive.foreign_session_requests", metric.WithUnit("{request}"),
+		metric.WithDescription("HTTP requests answered as for an unknown session: they named a session that another identity opened."))
 	if err := errors.Join(errs[:]...); err != nil {
 		return err
 	}
@@ -115,8 +118,9 @@ func (in *instruments) rerunEnded(ctx context.Context, c *command, outcome adapt
 
 // Register reports the live registry of a (Adapter.LiveStats) through the
 // observable instruments: subscriptions, live queries and pending
-// notifications as gauges, notifications, coalesced changes and refused
-// subscriptions as counters. They are read when metrics are collected, at
+// notifications as gauges, notifications, coalesced changes, refused
+// subscriptions and requests naming another identity's session as
+// counters. They are read when metrics are collected, at
 // no cost in between. Unregister the result when a is closed: that ends
 // every series the Telemetry observes, the counts of reads, calls and
 // re-runs too, and lets the meter provider forget it. A Telemetry
@@ -137,8 +141,9 @@ func (t *Telemetry) Register(a *adapter.Adapter) (metric.Registration, error) {
 		o.ObserveInt64(in.notifications, clampInt64(s.Notified))
 		o.ObserveInt64(in.coalesced, clampInt64(s.Coalesced))
 		o.ObserveInt64(in.refusals, clampInt64(s.Refused))
+		o.ObserveInt64(in.foreignSessionRequests, clampInt64(s.ForeignSessionRequests))
 		return nil
-	}, in.subscriptions, in.queries, in.pending, in.notifications, in.coalesced, in.refusals)
+	}, in.subscriptions, in.queries, in.pending, in.notifications, in.coalesced, in.refusals, in.foreignSessionRequests)
 	if err != nil {
 		t.registered.Store(false)
 		return nil, err

@@ -216,6 +216,7 @@ func TestTelemetry(t *testing.T) {
 		{"mcplive.notifications", nil, 1},
 		{"mcplive.coalesced_changes", nil, 0},
 		{"mcplive.refused_subscriptions", nil, 1},
+		{"mcplive.foreign_session_requests", nil, 0},
 	} {
 		if got := value(t, ms, tc.name, tc.attrs...); got != tc.want {
 			t.Errorf("%s%v = %d, want %d", tc.name, tc.attrs, got, tc.want)
