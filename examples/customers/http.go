@@ -60,7 +60,7 @@ func newMCPTransport(a *adapter.Adapter, logger *slog.Logger, reads int) *mcpTra
 		server.WithHeartbeatInterval(heartbeat),
 		server.WithEventStore(events),
 	)
-	mcp := a.HTTPHandler(ids.guardStreams(streamable), adapter.WithEventStore(events))
+	mcp := a.HTTPHandler(ids.guardSessions(streamable), adapter.WithEventStore(events))
 	return &mcpTransport{
 		// Reads wait their turn before the transport takes them in
 		// (gate.go).
