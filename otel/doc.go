@@ -30,6 +30,7 @@
 //	mcplive_rate_limited_total{command}     counter  reads and tools/calls refused by the rate limit
 //	mcplive_coalesced_changes_total         counter  changes that cost a query no run of its own
 //	mcplive_refused_subscriptions_total     counter  subscriptions refused
+//	mcplive_foreign_session_requests_total  counter  requests naming another identity's session
 //
 // Labels are bounded: a command's name and an outcome, never a URI, a
 // session or an argument. The counts of reads, calls and re-runs are kept
