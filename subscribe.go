@@ -130,6 +130,7 @@ func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func()
 	r.mu.Lock()
 	s, rerr := open()
 	if rerr == nil {
+		client = s.c.sameClient(client)
 		rerr = r.admitLocked(s, rs.uri, client)
 	}
 	if rerr != nil || s.subs[rs.uri] != nil {
@@ -207,6 +208,9 @@ func (r *liveRegistry) refuseFirstRunLocked(ctx context.Context, s *stream, uri 
 	limited := out.err != nil && errors.As(out.err, new(*middleware.RateLimitError))
 	if mk.n--; mk.n == 0 {
 		delete(s.making, uri)
+		if len(s.making) == 0 {
+			s.making = nil // a stream is made once, and kept for long
+		}
 	}
 	switch {
 	case limited:
