@@ -819,7 +819,10 @@ func ExampleWithIdentity() {
 
 // One bounded event store serves mcp-go's streams and the adapter's
 // notifications: a 2025-11-25 client whose GET stream broke opens another
-// with Last-Event-ID and hears what it missed. (Compiled, not run.)
+// with Last-Event-ID and hears what it missed, mcp-go's own messages (a
+// sampling request, a list change) included. Without mcp-go's share,
+// HTTPHandler keeps the adapter's notifications in a store of its own.
+// (Compiled, not run.)
 func ExampleNewEventStore() {
 	srv, a := exampleAdapter()
 	mux := http.NewServeMux()

@@ -770,10 +770,9 @@ func WithKeepAlive(d time.Duration) HTTPOption {
 // WithEventStore sets where HTTPHandler keeps the notifications it writes
 // into legacy GET streams, with their event ids, so that a client that
 // lost its stream and opens another with Last-Event-ID hears again what it
-// missed. Give mcp-go's server the same store (server.WithEventStore), so
-// that one store serves its streams and the adapter's; NewEventStore makes
-// a bounded one. By default HTTPHandler keeps its own, made by
-// NewEventStore. Either way a session's events go when the session ends.
+// missed. By default HTTPHandler keeps its own, made by NewEventStore,
+// which says when to share one with mcp-go's server. Either way a
+// session's events go when the session ends.
 func WithEventStore(store server.EventStore) HTTPOption {
 	return func(c *httpConfig) {
 		if store == nil {
