@@ -697,7 +697,7 @@ const DefaultEventsPerSession = DefaultSubscriptionCap
 // That has a price: with a store, mcp-go keeps a goroutine and a stream for
 // every session that has opened a GET stream until the session ends, a
 // client's that vanished without DELETE included, until the idle timeout:
-// about 9 KiB a session (docs/performance.md, "Abandoned sessions").
+// about 10 KiB a session (docs/performance.md, "Abandoned sessions").
 //
 // A session's events cost about 250 bytes each: 16 KiB for a session that
 // filled DefaultEventsPerSession. A Last-Event-ID older than what the store
