@@ -44,7 +44,11 @@ import (
 //     answered 403 (WithAllowedHosts, WithAllowedOrigins), a body over
 //     WithMaxBodyBytes 413, a JSON-RPC batch 400, and a request that gives
 //     a key twice -32602 naming it; a 2026-07-28 notification without the
-//     protocol _meta gets it.
+//     protocol _meta gets it;
+//   - with WithIdentity, a request that names a session another identity
+//     opened is answered as one for an unknown session, and a 2026-07-28
+//     notifications/cancelled cancels its sender's requests only; a
+//     subscriptions/listen its client cancelled is not answered.
 //
 // The request's context carries the client's address (r.RemoteAddr), unless
 // it has one already (middleware.RemoteAddrHandler in front), so that limits
