@@ -26,6 +26,10 @@ type Adapter struct {
 
 	// live is the registry of subscriptions (liveregistry.go).
 	live *liveRegistry
+	// owners are the sessions' identities (owners.go), stateless the
+	// requests in flight on stateless HTTP (cancel.go): HTTPHandler's.
+	owners    sessionOwners
+	stateless statelessRequests
 }
 
 // Wrap attaches an adapter to srv and returns it. It keeps the user's

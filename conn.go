@@ -83,6 +83,11 @@ type conn struct {
 	// either lock reads it.
 	streamID string
 
+	// client is the client key (Adapter.clientKey) of its last
+	// subscription: the next ones, which almost always have the same,
+	// share its string rather than keep a copy each (sameClient).
+	client string
+
 	// nextSlot and freeSlots hand out the slots of its subscriptions
 	// (sub.slot), by which the outbox knows those pending.
 	nextSlot  int32
@@ -126,6 +131,16 @@ func (r *liveRegistry) connLocked(session server.ClientSession) *conn {
 		r.conns[session] = c
 	}
 	return c
+}
+
+// sameClient returns key, c's own copy when c has one equal to it. r.mu
+// is held.
+func (c *conn) sameClient(key string) string {
+	if key == c.client {
+		return c.client
+	}
+	c.client = key
+	return key
 }
 
 // maybeDropConnLocked forgets c once it holds nothing: no subscription, no

@@ -785,9 +785,80 @@ func ExampleWithAllowedHosts() {
 	// 403 {"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"host \"rebound.example:8080\" is not allowed"}}
 }
 
+// exampleUser is what the authentication of ExampleWithIdentity puts in a
+// request's context.
+type exampleUser struct{ Subject string }
+
+type exampleUserKey struct{}
+
+// Bind sessions to the users your authentication signs in: the middleware
+// in front of HTTPHandler puts the user in the request's context, and
+// WithIdentity names them. A session ID that leaks is of no use to anyone
+// else: their requests on it are answered as for a session that does not
+// exist.
+func ExampleWithIdentity() {
+	// A typical authentication middleware: it verifies the bearer token
+	// (here, a fixed table) and puts the user in the context.
+	tokens := map[string]exampleUser{"token-of-ada": {"ada"}, "token-of-kurt": {"kurt"}}
+	authenticate := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+				u, known := tokens[token]
+				if !known {
+					http.Error(w, "unknown token", http.StatusUnauthorized)
+					return
+				}
+				r = r.WithContext(context.WithValue(r.Context(), exampleUserKey{}, u))
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	srv := server.NewMCPServer("shop", "1.0.0")
+	a := adapter.Wrap(srv, adapter.WithIdentity(func(ctx context.Context) string {
+		u, _ := ctx.Value(exampleUserKey{}).(exampleUser)
+		return u.Subject // "" for a request without a user
+	}))
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", authenticate(a.HTTPHandler(server.NewStreamableHTTPServer(srv))))
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+
+	post := func(token, session, body string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			panic(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res
+	}
+	opened := post("token-of-ada", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":`+
+		`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	session := opened.Header.Get("Mcp-Session-Id")
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	fmt.Println("Ada on her session:", post("token-of-ada", session, list).Status)
+	fmt.Println("Kurt on Ada's session:", post("token-of-kurt", session, list).Status)
+	fmt.Println("refused:", a.LiveStats().ForeignSessionRequests)
+	// Output:
+	// Ada on her session: 200 OK
+	// Kurt on Ada's session: 404 Not Found
+	// refused: 1
+}
+
 // One bounded event store serves mcp-go's streams and the adapter's
 // notifications: a 2025-11-25 client whose GET stream broke opens another
-// with Last-Event-ID and hears what it missed. (Compiled, not run.)
+// with Last-Event-ID and hears what it missed, mcp-go's own messages (a
+// sampling request, a list change) included. Without mcp-go's share,
+// HTTPHandler keeps the adapter's notifications in a store of its own.
+// (Compiled, not run.)
 func ExampleNewEventStore() {
 	srv, a := exampleAdapter()
 	mux := http.NewServeMux()

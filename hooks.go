@@ -17,6 +17,11 @@ func (a *Adapter) installHooks(h *server.Hooks) {
 	h.AddOnError(a.onError)
 	h.AddOnRequestInitialization(a.ambiguousRequestHook) // before subscribeHook
 	a.installLiveHooks(h)
+	if a.cfg.identity != nil {
+		h.AddOnUnregisterSession(func(_ context.Context, s server.ClientSession) {
+			a.owners.forget(s.SessionID())
+		})
+	}
 }
 
 // filterResources removes from resources/list the adapter's routing

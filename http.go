@@ -44,7 +44,11 @@ import (
 //     answered 403 (WithAllowedHosts, WithAllowedOrigins), a body over
 //     WithMaxBodyBytes 413, a JSON-RPC batch 400, and a request that gives
 //     a key twice -32602 naming it; a 2026-07-28 notification without the
-//     protocol _meta gets it.
+//     protocol _meta gets it;
+//   - with WithIdentity, a request that names a session another identity
+//     opened is answered as one for an unknown session, and a 2026-07-28
+//     notifications/cancelled cancels its sender's requests only; a
+//     subscriptions/listen its client cancelled is not answered.
 //
 // The request's context carries the client's address (r.RemoteAddr), unless
 // it has one already (middleware.RemoteAddrHandler in front), so that limits
@@ -81,25 +85,55 @@ func (a *Adapter) HTTPHandler(next http.Handler, opts ...HTTPOption) http.Handle
 		}
 		ctx, box := withErrorBox(ctx)
 		r = r.WithContext(withHTTPEdge(ctx))
+		var who requester
+		if a.cfg.identity != nil {
+			var ok bool
+			if who.identity, ok = a.requestIdentity(w, r); !ok {
+				return
+			}
+			who.checked = true
+		}
 		switch r.Method {
 		case http.MethodPost:
 		case http.MethodGet:
 			// A GET stream carries notifications and the server's
 			// requests; the adapter delivers its own on it (httpstream.go).
-			a.serveGet(w, r, next, events, cfg.keepAlive)
+			if who.admit(a, w, r, nil) {
+				a.serveGet(w, r, next, events, cfg.keepAlive)
+			}
+			return
+		case http.MethodDelete:
+			if who.admit(a, w, r, nil) {
+				next.ServeHTTP(w, r)
+			}
 			return
 		default:
 			next.ServeHTTP(w, r)
 			return
 		}
-		a.servePost(w, r, next, &cfg, box)
+		a.servePost(w, r, next, &cfg, box, who)
 	})
 }
 
+// requester is who sent a request, for the session checks (owners.go).
+type requester struct {
+	identity string
+	// checked: the adapter has an identity function (WithIdentity), and
+	// sessions belong to their identities.
+	checked bool
+}
+
+// admit answers r, and returns false, when r names a session of another
+// identity (admitSession); body is a POST's.
+func (who requester) admit(a *Adapter, w http.ResponseWriter, r *http.Request, body []byte) bool {
+	return !who.checked || a.admitSession(w, r, who.identity, body)
+}
+
 // servePost serves a POST through next: it refuses what mcp-go would
-// mishandle (a body over the cap, a batch, a key given twice), and hands
-// next the edge that rewrites the response.
-func (a *Adapter) servePost(w http.ResponseWriter, r *http.Request, next http.Handler, cfg *httpConfig, box *errorBox) {
+// mishandle (a body over the cap, a batch, a key given twice, a session
+// of another identity), answers a 2026-07-28 notifications/cancelled
+// (cancel.go), and hands next the edge that rewrites the response.
+func (a *Adapter) servePost(w http.ResponseWriter, r *http.Request, next http.Handler, cfg *httpConfig, box *errorBox, who requester) {
 	body, ok := readBody(w, r, cfg.maxBody)
 	if !ok {
 		return
@@ -117,28 +151,41 @@ func (a *Adapter) servePost(w http.ResponseWriter, r *http.Request, next http.Ha
 		writeHTTPResponse(w, status, errorResponseTo(body, e))
 		return
 	}
-	var lc *listenCloser
+	if !who.admit(a, w, r, body) {
+		return
+	}
+	e := &httpEdge{w: w, box: box, modern: modern, timeout: a.live.streamWriteTimeout, keepAliveEvery: cfg.keepAlive}
+	e.events.box = box
+	e.events.out = w
 	if modern {
+		if cancelled, ok := cancelledRequestID(body); ok {
+			a.stateless.cancel(statelessKey{identity: who.identity, id: cancelled})
+			w.WriteHeader(http.StatusAccepted) // as mcp-go answers a notification
+			return
+		}
 		version := r.Header.Get(mcp.HeaderProtocolVersion)
 		if fixed := withNotificationMeta(body, version); len(fixed) != len(body) {
 			r.Body = io.NopCloser(bytes.NewReader(fixed))
 			r.ContentLength = int64(len(fixed))
 		}
-		if id := listenRequestID(body); id != nil {
-			// Close can end this listen stream on the wire.
+		if id, listen := requestID(body); id != "" {
+			// The client, and Close for a listen, can end it early.
 			ctx, cancel := context.WithCancel(r.Context())
 			defer cancel()
-			lc = &listenCloser{id: id, cancel: cancel}
-			r = r.WithContext(withListenCloser(ctx, lc))
+			f := &inFlight{cancel: cancel}
+			if listen {
+				lc := &listenCloser{id: listenRequestID(body), edge: e, cancel: cancel}
+				ctx = withListenCloser(ctx, lc)
+				f.edge = e
+				// One update per subscription the listen can hold.
+				e.events.awaitAck, e.events.maxHeld = true, a.cfg.subscriptionCap
+			}
+			defer a.stateless.add(statelessKey{identity: who.identity, id: id}, f)()
+			r = r.WithContext(ctx)
 		}
-	}
-	e := &httpEdge{w: w, box: box, modern: modern, timeout: a.live.streamWriteTimeout, keepAliveEvery: cfg.keepAlive}
-	e.events.box = box
-	e.events.out = w
-	if lc != nil {
-		lc.edge = e
-		// One update per subscription the listen can hold.
-		e.events.awaitAck, e.events.maxHeld = true, a.cfg.subscriptionCap
+	} else if who.checked {
+		requested, identity := r.Header.Get(server.HeaderKeySessionID), who.identity
+		e.opened = func(h http.Header) { a.bindOpenedSession(h, requested, identity) }
 	}
 	var ew http.ResponseWriter = e
 	if f, ok := w.(http.Flusher); ok {
@@ -198,6 +245,9 @@ type httpEdge struct {
 	// handlerDone: the handler returned (finish); the writer is no longer
 	// the edge's to write to.
 	handlerDone bool
+	// opened, when set, is told the response's header as the response is
+	// decided: a session it opens becomes the requester's (owners.go).
+	opened func(http.Header)
 }
 
 // boundedWrite runs write, a write into the response, within e.timeout,
@@ -258,6 +308,10 @@ func (e *httpEdge) writeHeader(code int) {
 	}
 	if e.state == finished {
 		return
+	}
+	if e.opened != nil {
+		e.opened(e.w.Header())
+		e.opened = nil
 	}
 	if e.state != undecided {
 		if e.state != holdJSON {
@@ -640,6 +694,18 @@ func (e *httpEdge) finishListen(id json.RawMessage) {
 	})
 }
 
+// cancelListen ends a subscriptions/listen stream that its client
+// cancelled: nothing more is written into the response, the result that
+// would answer the listen included (cancel.go). Events already written
+// stay; one half held is dropped, and the stream just ends.
+func (e *httpEdge) cancelListen() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.handlerDone {
+		e.state = finished
+	}
+}
+
 // listenRequestID returns the id of body when it is a subscriptions/listen
 // request, and nil otherwise. The byte test spares decoding every other
 // body; a body with an escape may spell the method otherwise
@@ -708,10 +774,9 @@ func WithKeepAlive(d time.Duration) HTTPOption {
 // WithEventStore sets where HTTPHandler keeps the notifications it writes
 // into legacy GET streams, with their event ids, so that a client that
 // lost its stream and opens another with Last-Event-ID hears again what it
-// missed. Give mcp-go's server the same store (server.WithEventStore), so
-// that one store serves its streams and the adapter's; NewEventStore makes
-// a bounded one. By default HTTPHandler keeps its own, made by
-// NewEventStore. Either way a session's events go when the session ends.
+// missed. By default HTTPHandler keeps its own, made by NewEventStore,
+// which says when to share one with mcp-go's server. Either way a
+// session's events go when the session ends.
 func WithEventStore(store server.EventStore) HTTPOption {
 	return func(c *httpConfig) {
 		if store == nil {

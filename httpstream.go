@@ -683,14 +683,21 @@ const DefaultEventsPerSession = DefaultSubscriptionCap
 // memory, and forgets a session's when it is purged. perSession below 1 is
 // DefaultEventsPerSession.
 //
-// Give the same store to mcp-go's Streamable HTTP server and to
-// HTTPHandler, so that one store serves both: mcp-go resumes its streams
-// from it and purges a session's events when the session ends, and the
-// adapter resumes its notifications.
+// HTTPHandler keeps the adapter's notifications in one by default, which
+// is all a server needs whose only messages of its own on GET streams are
+// mcp-go's pings. A server that sends more (sampling or elicitation
+// requests, list changes, progress that turns answers into event streams)
+// can have them survive a broken stream too, by giving mcp-go's
+// Streamable HTTP server the same store, so that one store serves both:
 //
 //	events := adapter.NewEventStore(0)
 //	httpSrv := server.NewStreamableHTTPServer(srv, server.WithEventStore(events))
 //	mux.Handle("/mcp", a.HTTPHandler(httpSrv, adapter.WithEventStore(events)))
+//
+// That has a price: with a store, mcp-go keeps a goroutine and a stream for
+// every session that has opened a GET stream until the session ends, a
+// client's that vanished without DELETE included, until the idle timeout:
+// about 10 KiB a session (docs/performance.md, "Abandoned sessions").
 //
 // A session's events cost about 250 bytes each: 16 KiB for a session that
 // filled DefaultEventsPerSession. A Last-Event-ID older than what the store

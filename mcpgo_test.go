@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -140,6 +141,61 @@ func TestMCPGoStillNeedsTheEdges(t *testing.T) {
 				}
 				err := srv.SendNotificationToSpecificClient("full", "notifications/resources/updated", map[string]any{"uri": "app://x"})
 				return errors.Is(err, server.ErrNotificationChannelBlocked)
+			},
+		},
+		{
+			"inflight_request.go: requests without a session ID (stateless HTTP's) share one key space: any client's notifications/cancelled cancels another's request",
+			"statelessRequests (cancel.go): HTTPHandler answers stateless cancellations itself, per identity",
+			func(t *testing.T) bool {
+				srv := server.NewMCPServer("t", "1")
+				started, cancelled := make(chan struct{}), make(chan struct{})
+				srv.AddTool(mcp.NewTool("wait"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					close(started) // registered for cancellation before it runs
+					select {
+					case <-ctx.Done():
+						close(cancelled)
+					case <-time.After(10 * time.Second):
+					}
+					return nil, ctx.Err()
+				})
+				ada := srv.WithContext(context.Background(), &fakeSession{id: "", ch: make(chan mcp.JSONRPCNotification, 1)})
+				kurt := srv.WithContext(context.Background(), &fakeSession{id: "", ch: make(chan mcp.JSONRPCNotification, 1)})
+				answered := make(chan struct{})
+				go func() {
+					defer close(answered)
+					srv.HandleMessage(ada, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait"}}`))
+				}()
+				defer func() { <-answered }()
+				<-started
+				srv.HandleMessage(kurt, []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`))
+				select {
+				case <-cancelled:
+					return true
+				case <-answered:
+					return false
+				}
+			},
+		},
+		{
+			"subscriptions.go handleSubscriptionsListen: a listen its client cancelled is answered with its result",
+			"stdioListens and httpEdge.cancelListen (cancel.go, stdio.go, http.go): the answer is left out",
+			func(t *testing.T) bool {
+				srv := server.NewMCPServer("t", "1", server.WithToolCapabilities(true))
+				s := &fakeSession{id: "upstream", ch: make(chan mcp.JSONRPCNotification, 4)}
+				if err := srv.RegisterSession(context.Background(), s); err != nil {
+					t.Fatal(err)
+				}
+				ctx := srv.WithContext(context.Background(), s)
+				answer := make(chan mcp.JSONRPCMessage, 1)
+				go func() {
+					answer <- srv.HandleMessage(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{`+
+						`"notifications":{"toolsListChanged":true},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",`+
+						`"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`))
+				}()
+				<-s.ch // the acknowledgement: the listen is in flight
+				srv.HandleMessage(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`))
+				_, isResult := (<-answer).(mcp.JSONRPCResponse)
+				return isResult
 			},
 		},
 		{

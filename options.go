@@ -39,6 +39,11 @@ type config struct {
 	// keptBudget and keptMax bound the kept results (kept.go):
 	// WithKeptResults.
 	keptBudget, keptMax int
+	// identity names who a request is (WithIdentity); nil for no one.
+	// clientKeySet: WithClientKey was given, and keys the client cap
+	// whatever the identity.
+	identity     func(ctx context.Context) string
+	clientKeySet bool
 }
 
 // DefaultSubscriptionCap is the number of subscriptions one connection may
@@ -184,6 +189,48 @@ func WithScope(scope func(ctx context.Context) (string, error)) Option {
 	return func(c *config) { c.scope = scope }
 }
 
+// WithIdentity sets the function that names who a request is: the user,
+// the client or the service account your authentication put in the
+// request's context, as a string that stays the same for as long as they
+// do (a token's subject, a user ID, never the token), or "" for a request
+// that carries no identity. It is not the scope (WithScope): the users of
+// one tenant share a scope, and each is an identity of their own.
+//
+// Through HTTPHandler, a Streamable HTTP session (protocol versions before
+// 2026-07-28) belongs to the identity of the request that opened it, as
+// MCP's security best practices ask of servers that have sessions: a
+// session ID that leaks (a log line, a proxy, a shared screen) is of no
+// use to anyone else. Every later request that names the session (a POST,
+// its GET stream, a DELETE) from another identity, or from none when it
+// had one, is answered as a session the server does not know: 404 "Invalid
+// session ID", as mcp-go answers a POST with an unknown session ID. Such a
+// request reaches nothing: the session, its subscriptions, its streams and
+// its idle timer stay as they were. It is logged at warn, without either
+// identity, and counted (LiveStats.ForeignSessionRequests). A session
+// opened without an identity serves requests without one only.
+//
+// On stateless Streamable HTTP (2026-07-28), which has no sessions,
+// HTTPHandler answers notifications/cancelled itself: it cancels the
+// requests in flight of the same identity with that ID, and nobody
+// else's, so that one user cannot end another's subscriptions/listen
+// stream by guessing its request ID.
+//
+// The cap of WithClientSubscriptionCap counts the subscriptions of one
+// identity together, across all its sessions and listen streams, unless
+// WithClientKey says how to tell clients apart; requests without an
+// identity are told apart as before.
+//
+// HTTPHandler asks identity with the context of the *http.Request, before
+// mcp-go sees the request: put the identity there with middleware in front
+// of HTTPHandler, not with mcp-go's server.WithHTTPContextFunc, which runs
+// too late for it. Sessions remember their owner in this process: behind a
+// load balancer, keep each session on the instance that opened it (sticky
+// sessions), as sessions need anyway. An identity function that panics
+// fails the request with an internal error; the panic is logged.
+func WithIdentity(identity func(ctx context.Context) string) Option {
+	return func(c *config) { c.identity = identity }
+}
+
 // WithSubscriptionCap sets how many subscriptions one connection may hold
 // (DefaultSubscriptionCap by default). A connection is the listen stream on
 // stateless Streamable HTTP (protocol 2026-07-28) and the session
@@ -206,7 +253,8 @@ func WithClientSubscriptionCap(n int) Option {
 
 // WithClientKey sets how the adapter tells clients apart for
 // WithClientSubscriptionCap: subscriptions whose key is equal count
-// against one cap. The default is middleware.DefaultKey: the session ID,
+// against one cap. By default a request with an identity (WithIdentity)
+// is keyed by it, and any other by middleware.DefaultKey: the session ID,
 // or on stateless HTTP the client's address (HTTPHandler puts it in the
 // context). It has the signature of middleware.KeyFunc's function, so that
 // one function can key both the rate limit and the cap, the authenticated
@@ -215,7 +263,7 @@ func WithClientSubscriptionCap(n int) Option {
 func WithClientKey(key func(ctx context.Context, call *middleware.Call) string) Option {
 	return func(c *config) {
 		if key != nil {
-			c.clientKey = key
+			c.clientKey, c.clientKeySet = key, true
 		}
 	}
 }

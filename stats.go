@@ -65,6 +65,10 @@ type LiveStats struct {
 	// the kept results let go for the budget.
 	KeptAnswers uint64 `json:"keptAnswers"`
 	KeptEvicted uint64 `json:"keptEvicted"`
+	// ForeignSessionRequests counts the requests since Wrap that
+	// HTTPHandler answered as for an unknown session because they named a
+	// session that another identity opened (WithIdentity).
+	ForeignSessionRequests uint64 `json:"foreignSessionRequests"`
 }
 
 // LiveStats reports the state of the live registry: how many subscriptions,
@@ -86,22 +90,23 @@ func (r *liveRegistry) statsLocked() LiveStats {
 		c.mu.Unlock()
 	}
 	return LiveStats{
-		Subscriptions: r.subs,
-		Queries:       len(r.queries),
-		Sessions:      len(r.conns),
-		Pending:       pending,
-		Delayed:       r.delayedSubsLocked(),
-		Delivering:    int(r.deliverers.Load()),
-		Running:       r.runq.n + r.inflight,
-		Reruns:        r.reruns,
-		Notified:      notified,
-		Late:          r.late,
-		Coalesced:     r.coalesced,
-		Refused:       r.refused.Load(),
-		Kept:          r.kept.n,
-		KeptBytes:     r.kept.bytes,
-		KeptAnswers:   r.kept.answered,
-		KeptEvicted:   r.kept.evicted,
+		Subscriptions:          r.subs,
+		Queries:                len(r.queries),
+		Sessions:               len(r.conns),
+		Pending:                pending,
+		Delayed:                r.delayedSubsLocked(),
+		Delivering:             int(r.deliverers.Load()),
+		Running:                r.runq.n + r.inflight,
+		Reruns:                 r.reruns,
+		Notified:               notified,
+		Late:                   r.late,
+		Coalesced:              r.coalesced,
+		Refused:                r.refused.Load(),
+		Kept:                   r.kept.n,
+		KeptBytes:              r.kept.bytes,
+		KeptAnswers:            r.kept.answered,
+		KeptEvicted:            r.kept.evicted,
+		ForeignSessionRequests: r.a.owners.refused.Load(),
 	}
 }
 

@@ -17,9 +17,11 @@ import (
 // ctx ends or in reaches EOF, as mcp-go's
 // server.NewStdioServer(a.Server()).Listen(ctx, in, out) does, with opts
 // applied to that stdio server, and with the adapter's stdio edge: every
-// failed request answers the adapter's exact JSON-RPC error, and a line
+// failed request answers the adapter's exact JSON-RPC error, a line
 // longer than DefaultMaxBodyBytes, a JSON-RPC batch or a request that gives
-// a key twice is answered without reaching mcp-go.
+// a key twice is answered without reaching mcp-go, and a
+// subscriptions/listen that its client cancelled (notifications/cancelled)
+// is not answered, as the protocol asks.
 //
 //	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 //	defer stop()
@@ -40,8 +42,9 @@ func (a *Adapter) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, o
 	for _, o := range opts {
 		o(s)
 	}
-	lw := &lineRewriter{out: out, box: box}
-	lr := &lineReader{in: bufio.NewReader(in), out: lw}
+	listens := &stdioListens{}
+	lw := &lineRewriter{out: out, box: box, listens: listens}
+	lr := &lineReader{in: bufio.NewReader(in), out: lw, listens: listens}
 	err := s.Listen(ctx, lr, lw)
 	lw.close()
 	return err
@@ -53,9 +56,10 @@ func (a *Adapter) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, o
 // without that lock, so the rewriter guards its state itself and gathers
 // writes up to each newline.
 type lineRewriter struct {
-	mu  sync.Mutex
-	out io.Writer
-	box *errorBox
+	mu      sync.Mutex
+	out     io.Writer
+	box     *errorBox
+	listens *stdioListens // whose answers to leave out
 
 	line     []byte // the start of the current line, while held
 	spilling bool   // the current line outgrew maxRewrite: pass it through
@@ -119,9 +123,12 @@ func (w *lineRewriter) hold(p []byte) error {
 }
 
 // emit writes one whole line, rewritten when it is an error response with an
-// entry in the box.
+// entry in the box, and not at all when it answers a cancelled listen.
 func (w *lineRewriter) emit(line []byte) error {
 	msg := bytes.TrimRight(line, "\r\n")
+	if w.listens != nil && w.listens.drop(msg) {
+		return nil
+	}
 	rw, ok := rewriteMessage(w.box, msg)
 	if !ok {
 		return writeAll(w.out, line)
@@ -153,8 +160,9 @@ const maxStdioLine = DefaultMaxBodyBytes
 // mcp-go would mishandle (see ServeStdio). mcp-go reads it from one
 // goroutine at a time.
 type lineReader struct {
-	in  *bufio.Reader
-	out io.Writer // the lineRewriter, which keeps lines whole
+	in      *bufio.Reader
+	out     io.Writer     // the lineRewriter, which keeps lines whole
+	listens *stdioListens // told of the listens and their cancellations
 
 	line []byte // the line being gathered, at most maxStdioLine bytes
 	next []byte // what mcp-go has yet to read of the last whole line
@@ -210,6 +218,9 @@ func (r *lineReader) gather(seg []byte) error {
 	if e := repeatedKeyError(r.line); e != nil {
 		defer func() { r.line = r.line[:0] }()
 		return r.refuse(r.line, e)
+	}
+	if r.listens != nil {
+		r.listens.read(r.line)
 	}
 	r.next, r.line = r.line, r.line[:0]
 	return nil

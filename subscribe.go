@@ -130,6 +130,7 @@ func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func()
 	r.mu.Lock()
 	s, rerr := open()
 	if rerr == nil {
+		client = s.c.sameClient(client)
 		rerr = r.admitLocked(s, rs.uri, client)
 	}
 	if rerr != nil || s.subs[rs.uri] != nil {
@@ -209,6 +210,9 @@ func (r *liveRegistry) refuseFirstRunLocked(ctx context.Context, s *stream, uri 
 	limited := out.err != nil && errors.As(out.err, new(*middleware.RateLimitError))
 	if mk.n--; mk.n == 0 {
 		delete(s.making, uri)
+		if len(s.making) == 0 {
+			s.making = nil // a stream is made once, and kept for long
+		}
 	}
 	switch {
 	case limited:
@@ -535,9 +539,18 @@ func (f *foreignURIs) has(uri string) bool {
 }
 
 // clientKey is the key of the client a request comes from, for the cap
-// of WithClientSubscriptionCap. A key function that panics gives "", one
-// key shared by every such request (command.go).
+// of WithClientSubscriptionCap: its identity (WithIdentity) when it has
+// one and no WithClientKey was given, else the client key function's. A
+// key function that panics gives "", one key shared by every such request
+// (command.go).
 func (a *Adapter) clientKey(ctx context.Context, command string) (key string) {
+	if a.cfg.identity != nil && !a.cfg.clientKeySet {
+		if id, ok := a.identityOf(ctx); ok && id != "" {
+			// Set apart from session IDs and addresses, which the
+			// default key gives the requests without an identity.
+			return identityKeyPrefix + id
+		}
+	}
 	var err error
 	defer func() {
 		if err != nil {
@@ -547,6 +560,9 @@ func (a *Adapter) clientKey(ctx context.Context, command string) (key string) {
 	defer recoverUserPanic(a.logger, command, "asking the client key function", &err)
 	return a.cfg.clientKey(ctx, &middleware.Call{Command: command, Session: sessionFrom(ctx), Origin: middleware.Agent})
 }
+
+// identityKeyPrefix begins the client key of a request with an identity.
+const identityKeyPrefix = "identity\x00"
 
 // How subscriptions reach the live registry through mcp-go's hooks.
 //

@@ -34,6 +34,7 @@
 //	mcplive_kept_results                    gauge    results live queries keep to answer reads with
 //	mcplive_kept_results_size_bytes         gauge    their size
 //	mcplive_kept_answers_total              counter  reads and tools/calls answered from a kept result
+//	mcplive_foreign_session_requests_total  counter  requests naming another identity's session
 //
 // mcplive_reads_total counts every read, answered from a kept result or
 // not; mcplive_command_runs_total{cause="read"} counts those that ran the

@@ -35,6 +35,7 @@ type instruments struct {
 	notifications, coalesced, refusals metric.Int64ObservableCounter
 	kept, keptBytes                    metric.Int64ObservableGauge
 	keptAnswers, commandRuns           metric.Int64ObservableCounter
+	foreignSessionRequests             metric.Int64ObservableCounter
 
 	// counted is the callback that observes the counts. Unregistering
 	// what Register returns unregisters it too: until then the meter
@@ -78,6 +79,8 @@ func (in *instruments) init(m metric.Meter, each func(func(*command))) error {
 		metric.WithDescription("Reads and tools/calls answered from a kept result, without running their command."))
 	in.commandRuns, errs[15] = m.Int64ObservableCounter("mcplive.command_runs", metric.WithUnit("{run}"),
 		metric.WithDescription("Runs of each command's function, by cause: read, call, subscribe, rerun, app. What the commands cost the data they read."))
+	in.foreignSessionRequests, errs[11] = m.Int64ObservableCounter("mcplive.foreign_session_requests", metric.WithUnit("{request}"),
+		metric.WithDescription("HTTP requests answered as for an unknown session: they named a session that another identity opened."))
 	if err := errors.Join(errs[:]...); err != nil {
 		return err
 	}
@@ -128,8 +131,9 @@ func (in *instruments) rerunEnded(ctx context.Context, c *command, outcome adapt
 
 // Register reports the live registry of a (Adapter.LiveStats) through the
 // observable instruments: subscriptions, live queries and pending
-// notifications as gauges, notifications, coalesced changes and refused
-// subscriptions as counters. They are read when metrics are collected, at
+// notifications as gauges, notifications, coalesced changes, refused
+// subscriptions and requests naming another identity's session as
+// counters. They are read when metrics are collected, at
 // no cost in between. Unregister the result when a is closed: that ends
 // every series the Telemetry observes, the counts of reads, calls and
 // re-runs too, and lets the meter provider forget it. A Telemetry
@@ -153,10 +157,11 @@ func (t *Telemetry) Register(a *adapter.Adapter) (metric.Registration, error) {
 		o.ObserveInt64(in.kept, int64(s.Kept))
 		o.ObserveInt64(in.keptBytes, int64(s.KeptBytes))
 		o.ObserveInt64(in.keptAnswers, clampInt64(s.KeptAnswers))
+		o.ObserveInt64(in.foreignSessionRequests, clampInt64(s.ForeignSessionRequests))
 		in.observeRuns(o, a.CommandRuns())
 		return nil
 	}, in.subscriptions, in.queries, in.pending, in.notifications, in.coalesced, in.refusals,
-		in.kept, in.keptBytes, in.keptAnswers, in.commandRuns)
+		in.kept, in.keptBytes, in.keptAnswers, in.commandRuns, in.foreignSessionRequests)
 	if err != nil {
 		t.registered.Store(false)
 		return nil, err

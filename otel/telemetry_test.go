@@ -225,6 +225,7 @@ func TestTelemetry(t *testing.T) {
 		{"mcplive.command_runs", runAttrs("items_show", "subscribe"), 1},
 		{"mcplive.command_runs", runAttrs("items_show", "read"), 1},
 		{"mcplive.command_runs", runAttrs("items_show", "rerun"), 1},
+		{"mcplive.foreign_session_requests", nil, 0},
 	} {
 		if got := value(t, ms, tc.name, tc.attrs...); got != tc.want {
 			t.Errorf("%s%v = %d, want %d", tc.name, tc.attrs, got, tc.want)

@@ -10,3 +10,10 @@ import "time"
 func ciScale() scale {
 	return scale{legacySessions: 100, listenSessions: 10, plan: plans[20], writesPerSecond: 20, writeFor: 20 * time.Second}
 }
+
+// raceEnabled: the test runs under the race detector, which inflates
+// every allocation: TestAbandonedSessions measures but does not judge.
+const raceEnabled = false
+
+// abandonedDefault is how many sessions TestAbandonedSessions abandons.
+const abandonedDefault = 500

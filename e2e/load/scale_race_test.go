@@ -13,3 +13,10 @@ import "time"
 func ciScale() scale {
 	return scale{legacySessions: 20, listenSessions: 4, plan: plans[20], writesPerSecond: 5, writeFor: 10 * time.Second}
 }
+
+// raceEnabled: the test runs under the race detector, which inflates
+// every allocation: TestAbandonedSessions measures but does not judge.
+const raceEnabled = true
+
+// abandonedDefault is how many sessions TestAbandonedSessions abandons.
+const abandonedDefault = 50

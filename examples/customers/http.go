@@ -49,18 +49,21 @@ type mcpTransport struct {
 // in at a time (gateReads).
 func newMCPTransport(a *adapter.Adapter, logger *slog.Logger, reads int) *mcpTransport {
 	ids := newSessionIDs()
-	// One bounded store of events serves mcp-go's streams and the
-	// adapter's notifications: a client whose GET stream broke resumes it
-	// with Last-Event-ID and hears what it missed.
-	events := adapter.NewEventStore(adapter.DefaultEventsPerSession)
 	streamable := server.NewStreamableHTTPServer(a.Server(),
 		server.WithStreamableHTTPLogger(logger),
 		server.WithSessionIdManager(ids), // unknown and ended sessions get 404
 		server.WithSessionIdleTTL(sessionIdleTTL),
 		server.WithHeartbeatInterval(heartbeat),
-		server.WithEventStore(events),
+		// No server.WithEventStore: HTTPHandler keeps the notifications it
+		// writes into GET streams in a bounded store of its own, and a
+		// client whose GET stream broke resumes it with Last-Event-ID and
+		// hears what it missed. With a store, mcp-go would keep a
+		// goroutine and a stream for every session that ever opened a GET
+		// stream until the session ends, a vanished client's for the idle
+		// TTL (docs/transports.md), to make resumable what the example
+		// never sends of its own: sampling, list changes.
 	)
-	mcp := a.HTTPHandler(ids.guardStreams(streamable), adapter.WithEventStore(events))
+	mcp := a.HTTPHandler(ids.guardSessions(streamable))
 	return &mcpTransport{
 		// Reads wait their turn before the transport takes them in
 		// (gate.go).

@@ -150,6 +150,9 @@ func TestHTTPRefusesWhatTheTransportForbids(t *testing.T) {
 	if status, _, body := rawPOST(t, url, createAda, session); status != http.StatusNotFound {
 		t.Errorf("a deleted session id: %d %q, want 404", status, body)
 	}
+	if status, _, _ := doRaw(t, del.Clone(t.Context())); status != http.StatusNotFound {
+		t.Errorf("a second DELETE of the session: %d, want 404", status)
+	}
 
 	// 100 MB, generated as it is sent: refused at the 4 MiB cap.
 	req, _ := http.NewRequest(http.MethodPost, url, io.MultiReader(strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"`), io.LimitReader(zeroReader{}, 100<<20)))

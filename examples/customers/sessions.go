@@ -65,21 +65,28 @@ func (s *sessionIDs) isLive(id string) bool {
 	return ok
 }
 
-// guardStreams answers 404 to a GET stream for a session that is not live,
-// and 400 to one without a session. mcp-go checks the ID of a POST and a
-// DELETE with the manager, but opens a GET stream for any ID, registering
-// a session of that name for as long as the stream lasts, and for no ID at
-// all makes one up: a stream no request of the client's can reach, held
-// open for nothing. The transport says a server that needs sessions
-// answers such a request 400.
-func (s *sessionIDs) guardStreams(next http.Handler) http.Handler {
+// guardSessions answers 404 to a GET stream or a DELETE for a session that
+// is not live, and 400 to a GET stream without a session, as mcp-go
+// answers a POST for a session it does not know ("Invalid session ID").
+// mcp-go checks the ID of a POST with the manager, but opens a GET stream
+// for any ID, registering a session of that name for as long as the
+// stream lasts, and for no ID at all makes one up: a stream no request of
+// the client's can reach, held open for nothing. The transport says a
+// server that needs sessions answers such a request 400. And it answers
+// the DELETE of any ID 200, as if it had ended a session: the transport
+// says a server answers 404 to a session ID it does not know, and the
+// adapter answers so to a session that another user opened (WithIdentity
+// in users.go): one answer for both, so that no one learns which sessions
+// exist.
+func (s *sessionIDs) guardSessions(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
+		legacy := !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
+		if legacy && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
 			switch id := r.Header.Get(server.HeaderKeySessionID); {
-			case id == "":
+			case id == "" && r.Method == http.MethodGet:
 				http.Error(w, "Bad Request: Mcp-Session-Id required", http.StatusBadRequest)
 				return
-			case !s.isLive(id):
+			case id != "" && !s.isLive(id):
 				http.Error(w, "Invalid session ID", http.StatusNotFound)
 				return
 			}

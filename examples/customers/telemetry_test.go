@@ -287,21 +287,22 @@ func TestMetricsEndpoint(t *testing.T) {
 		labels string
 	}
 	want := map[string]family{
-		"mcplive_subscriptions":               {dto.MetricType_GAUGE, ""},
-		"mcplive_live_queries":                {dto.MetricType_GAUGE, ""},
-		"mcplive_pending_notifications":       {dto.MetricType_GAUGE, ""},
-		"mcplive_notifications_total":         {dto.MetricType_COUNTER, ""},
-		"mcplive_coalesced_changes_total":     {dto.MetricType_COUNTER, ""},
-		"mcplive_refused_subscriptions_total": {dto.MetricType_COUNTER, ""},
-		"mcplive_reruns_total":                {dto.MetricType_COUNTER, "command,outcome"},
-		"mcplive_reads_total":                 {dto.MetricType_COUNTER, "command,outcome"},
-		"mcplive_calls_total":                 {dto.MetricType_COUNTER, "command,outcome"},
-		"mcplive_rate_limited_total":          {dto.MetricType_COUNTER, "command"},
-		"mcplive_rerun_duration_seconds":      {dto.MetricType_HISTOGRAM, "command"},
-		"mcplive_command_runs_total":          {dto.MetricType_COUNTER, "cause,command"},
-		"mcplive_kept_results":                {dto.MetricType_GAUGE, ""},
-		"mcplive_kept_results_size_bytes":     {dto.MetricType_GAUGE, ""},
-		"mcplive_kept_answers_total":          {dto.MetricType_COUNTER, ""},
+		"mcplive_subscriptions":                  {dto.MetricType_GAUGE, ""},
+		"mcplive_live_queries":                   {dto.MetricType_GAUGE, ""},
+		"mcplive_pending_notifications":          {dto.MetricType_GAUGE, ""},
+		"mcplive_notifications_total":            {dto.MetricType_COUNTER, ""},
+		"mcplive_coalesced_changes_total":        {dto.MetricType_COUNTER, ""},
+		"mcplive_refused_subscriptions_total":    {dto.MetricType_COUNTER, ""},
+		"mcplive_foreign_session_requests_total": {dto.MetricType_COUNTER, ""},
+		"mcplive_reruns_total":                   {dto.MetricType_COUNTER, "command,outcome"},
+		"mcplive_reads_total":                    {dto.MetricType_COUNTER, "command,outcome"},
+		"mcplive_calls_total":                    {dto.MetricType_COUNTER, "command,outcome"},
+		"mcplive_rate_limited_total":             {dto.MetricType_COUNTER, "command"},
+		"mcplive_rerun_duration_seconds":         {dto.MetricType_HISTOGRAM, "command"},
+		"mcplive_command_runs_total":             {dto.MetricType_COUNTER, "cause,command"},
+		"mcplive_kept_results":                   {dto.MetricType_GAUGE, ""},
+		"mcplive_kept_results_size_bytes":        {dto.MetricType_GAUGE, ""},
+		"mcplive_kept_answers_total":             {dto.MetricType_COUNTER, ""},
 	}
 	var names []string
 	for name, f := range families {

@@ -21,6 +21,12 @@ import (
 // user's request values, and a write to Ada's orders notifies Ada and never
 // Kurt. Callers without a token are anonymous: they share one scope, see
 // every other command, and do not see my_orders at all (adapter.WithGrant).
+//
+// A session belongs to the user who opened it (adapter.WithIdentity): Kurt,
+// or an anonymous caller, who learns the Mcp-Session-Id of Ada's session
+// gets 404 for it, as for a session that does not exist, and cannot read,
+// unsubscribe, listen or end anything of hers. The per-client subscription
+// cap counts each user's subscriptions together.
 
 // user is a signed-in caller.
 type user struct {
@@ -66,6 +72,15 @@ func authenticate(next http.Handler) http.Handler {
 	})
 }
 
+// userIdentity is who a request is (adapter.WithIdentity): its user's
+// name, or "" for an anonymous caller. The example's scope happens to be
+// the same string; a shop whose scope were a household would still give
+// each member an identity of their own.
+func userIdentity(ctx context.Context) string {
+	u, _ := userFrom(ctx)
+	return u.Name
+}
+
 // userScope is the scope of a request (adapter.WithScope): its user's name,
 // or "" for anonymous callers, who share one.
 func userScope(ctx context.Context) (string, error) {
@@ -85,7 +100,11 @@ func grantSignedIn(ctx context.Context, command string) bool {
 
 // userOptions are the adapter options that make the example per user.
 func userOptions() []adapter.Option {
-	return []adapter.Option{adapter.WithScope(userScope), adapter.WithGrant(grantSignedIn)}
+	return []adapter.Option{
+		adapter.WithIdentity(userIdentity),
+		adapter.WithScope(userScope),
+		adapter.WithGrant(grantSignedIn),
+	}
 }
 
 // MyOrdersArgs are the arguments of my_orders: app://my_orders{?status}.

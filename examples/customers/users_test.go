@@ -3,10 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // authenticate: no token is anonymous, a demo token is its user, any other
@@ -76,5 +81,55 @@ func TestMyOrders(t *testing.T) {
 	}
 	if grantSignedIn(t.Context(), "my_orders") || !grantSignedIn(t.Context(), "customers_show") {
 		t.Error("the grant must hide my_orders, and only it, from anonymous callers")
+	}
+}
+
+// A session belongs to the user who opened it: another user's token, or
+// none, gets for each verb what a session never issued gets, and the
+// owner's session goes on.
+func TestSessionsBelongToTheirUser(t *testing.T) {
+	url, _ := startHTTP(t)
+	bearer := func(token, session string) map[string]string {
+		h := map[string]string{mcp.HeaderProtocolVersion: mcp.ProtocolVersion20251125}
+		if token != "" {
+			h["Authorization"] = "Bearer " + token
+		}
+		if session != "" {
+			h[server.HeaderKeySessionID] = session
+		}
+		return h
+	}
+	status, hdr, body := rawPOST(t, url, initLegacy, bearer("demo-ada", ""))
+	ada := hdr.Get(server.HeaderKeySessionID)
+	if status != http.StatusOK || ada == "" {
+		t.Fatalf("Ada's initialize: %d %q", status, body)
+	}
+	read := `{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"app://my_orders"}}`
+	never := sessionIDPrefix + "AAAAAAAAAAAAAAAAAAAAAAAAAA"
+	verbs := func(token, session string) (answers []string) {
+		status, _, body := rawPOST(t, url, read, bearer(token, session))
+		answers = append(answers, fmt.Sprint(status, body))
+		for _, method := range []string{http.MethodGet, http.MethodDelete} {
+			req, _ := http.NewRequestWithContext(t.Context(), method, url, nil)
+			req.Header.Set("Accept", "text/event-stream")
+			for k, v := range bearer(token, session) {
+				req.Header.Set(k, v)
+			}
+			status, _, body := doRaw(t, req)
+			answers = append(answers, fmt.Sprint(status, body))
+		}
+		return answers
+	}
+	unknown := verbs("demo-kurt", never)
+	for _, token := range []string{"demo-kurt", ""} {
+		if got := verbs(token, ada); !slices.Equal(got, unknown) {
+			t.Errorf("token %q on Ada's session: %q; want what a session never issued gets: %q", token, got, unknown)
+		}
+	}
+	if !strings.HasPrefix(unknown[0], "404") {
+		t.Errorf("a never-issued session: %q, want 404s", unknown)
+	}
+	if status, _, body := rawPOST(t, url, read, bearer("demo-ada", ada)); status != http.StatusOK || !strings.Contains(body, `"contents"`) {
+		t.Errorf("Ada reads on her session afterwards: %d %q", status, body)
 	}
 }
