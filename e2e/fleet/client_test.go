@@ -1,7 +1,9 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mcplive/adapter/e2e/internal/loadkit"
+	"github.com/mcplive/adapter/e2e/internal/loadkit/mcpgoclient"
 )
 
 // The protocol eras. The test pins each client's, so that a newer mcp-go
@@ -75,12 +78,18 @@ type dialOptions struct {
 	// excused says whether what the transport logs at Error level may be
 	// the kill's doing (problems.transportLogger).
 	excused func(line string) bool
+	// versions, when set, are named in every subscriptions/listen the
+	// client sends (versionNamer).
+	versions func() map[string]string
 }
 
 // dial connects an mcp-go client to url over rt and initializes it on
 // o.era. life is the client's lifetime: its GET stream, if any, listens
 // until life ends or the client is closed.
 func dial(life context.Context, url string, rt http.RoundTripper, p *loadkit.Problems, o dialOptions) (*client.Client, *streamWatch, error) {
+	if o.versions != nil {
+		rt = versionNamer{base: rt, versions: o.versions}
+	}
 	watch := &streamWatch{base: rt, onEnd: o.onStreamEnd, opened: make(map[string]chan struct{}), gone: make(map[string]bool)}
 	opts := []transport.StreamableHTTPCOption{
 		transport.WithHTTPBasicClient(&http.Client{Transport: watch}),
@@ -123,6 +132,55 @@ func initialize(ctx context.Context, c *client.Client, era string) error {
 		return fmt.Errorf("initialize: %w", err)
 	}
 	return nil
+}
+
+// versionNamer is a client's http.RoundTripper that names, in the _meta of
+// each subscriptions/listen it sends, the version the client last read of
+// each URI (mcpgoclient.MetaVersions), as an application does that keeps
+// what it read across a lost stream: mcp-go's Listen sends no _meta of the
+// caller's.
+type versionNamer struct {
+	base     http.RoundTripper
+	versions func() map[string]string
+}
+
+func (v versionNamer) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodPost || req.Body == nil {
+		return v.base.RoundTrip(req)
+	}
+	body, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	if named, ok := nameVersions(body, v.versions); ok {
+		body = named
+	}
+	req = req.Clone(req.Context())
+	req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return v.base.RoundTrip(req)
+}
+
+// nameVersions adds the versions to body, a subscriptions/listen request:
+// false for any other body.
+func nameVersions(body []byte, versions func() map[string]string) ([]byte, bool) {
+	var msg map[string]any
+	if !bytes.Contains(body, []byte(`"subscriptions/listen"`)) || json.Unmarshal(body, &msg) != nil || msg["method"] != "subscriptions/listen" {
+		return nil, false
+	}
+	params, _ := msg["params"].(map[string]any)
+	if params == nil {
+		return nil, false
+	}
+	meta, _ := params["_meta"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		params["_meta"] = meta
+	}
+	meta[mcpgoclient.MetaVersions] = versions()
+	named, err := json.Marshal(msg)
+	return named, err == nil
 }
 
 // streamWatch is a client's http.RoundTripper that tells when the server

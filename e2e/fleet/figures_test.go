@@ -46,6 +46,11 @@ type figures struct {
 	// notification announced before its next write (or the final check).
 	unannounced int
 	problems    int
+	// named counts the versions the killed instance's listen clients
+	// named when they listened again on another instance, announced the
+	// notifications that came at once: one for each URI whose result
+	// differed from the one named.
+	named, announced int
 }
 
 // summary is the run on one line, for CI logs.
@@ -60,6 +65,7 @@ func (f figures) summary() string {
 		"writes=%d (through instances %d, straight to the database %d; %.1f/s over %.1fs) notifications=%d rereads=%d "+
 		"write-start-to-notification p50=%v p99=%v max=%v (n=%d; before the kill p50=%v p99=%v) "+
 		"killed instance's clients=%d (legacy %d, %d of them in a new session; listen %d) after the kill subscribed again p50=%v max=%v, back (every URI re-read) p50=%v max=%v (legacy p50=%v, listen p50=%v) "+
+		"listening again named %d versions, announced at once %d "+
 		"converged after the last write in %v stale=%d (behind %d, never told %d) unannounced=%d retried reads=%d excused errors=%d problems=%d",
 		f.instances, f.legacySessions+f.listenSessions, f.legacySessions, f.listenSessions, f.subscriptions,
 		f.writes.viaInstance+f.writes.viaDB, f.writes.viaInstance, f.writes.viaDB,
@@ -70,6 +76,7 @@ func (f figures) summary() string {
 		f.killedLegacy+f.killedListen, f.killedLegacy, f.newSessions, f.killedListen,
 		loadkit.Ms(loadkit.Percentile(again, 50)), loadkit.Ms(loadkit.Percentile(again, 100)), loadkit.Ms(loadkit.Percentile(back, 50)), loadkit.Ms(loadkit.Percentile(back, 100)),
 		loadkit.Ms(loadkit.Percentile(backLegacy, 50)), loadkit.Ms(loadkit.Percentile(backListen, 50)),
+		f.named, f.announced,
 		loadkit.Ms(f.converged), f.stale, f.behind, f.stale-f.behind, f.unannounced, f.retries, f.excused, f.problems)
 }
 

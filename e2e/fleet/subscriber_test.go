@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -80,7 +81,21 @@ type subscriber struct {
 	// kill, firstKillLog is the first.
 	killLogs     int
 	firstKillLog string
+	// named counts the versions its listens named (listen clients), and
+	// relistened when it last listened again naming them.
+	named      int
+	naming     bool // a listen naming versions waits for its acknowledgement
+	relistened time.Time
+	// announced counts the notifications that came within announceWindow
+	// of its listening again: those the server sends at once for the URIs
+	// whose version differs from the one named.
+	announced int
 }
+
+// announceWindow is how soon after a listen is acknowledged its
+// notifications count as announced at once: the server sends those right
+// behind the acknowledgement; the writes' own come every few seconds a URI.
+const announceWindow = 250 * time.Millisecond
 
 // A subscription is what a subscriber knows of one of its URIs.
 //
@@ -90,6 +105,7 @@ type subscriber struct {
 // the last read of a URI always starts after its last notification.
 type subscription struct {
 	last     string // what the last read returned
+	version  string // its version (mcpgoclient.MetaVersion)
 	queued   bool   // notified (or subscribed again), and no read started since
 	inWork   bool   // in the subscriber's work channel
 	reading  bool   // a read is under way
@@ -117,6 +133,8 @@ func newSubscriber(life context.Context, url string, rt http.RoundTripper, era, 
 	o := dialOptions{name: name, era: era, onNotification: s.onNotification, excused: s.excused}
 	if era == legacyEra {
 		o.getStream, o.onStreamEnd = true, s.streamEnded
+	} else {
+		o.versions = s.versions
 	}
 	c, watch, err := dial(life, url, rt, run.problems, o)
 	if err != nil {
@@ -136,12 +154,12 @@ func (s *subscriber) subscribe(ctx, reread context.Context) error {
 		return fmt.Errorf("%s: %w", s.name, err)
 	}
 	for _, uri := range s.uris {
-		text, err := mcpgoclient.ReadText(ctx, s.c, uri)
+		text, version, err := mcpgoclient.Read(ctx, s.c, uri)
 		if err != nil {
 			return fmt.Errorf("%s: first %w", s.name, err)
 		}
 		s.mu.Lock()
-		s.watched[uri].last = text
+		s.watched[uri].last, s.watched[uri].version = text, version
 		s.mu.Unlock()
 	}
 	for range rereaders {
@@ -325,9 +343,16 @@ func (s *subscriber) reconnect(ctx context.Context) error {
 				s.epoch++
 				s.allFresh = make(chan struct{})
 				for _, uri := range s.uris {
+					if sub := s.watched[uri]; s.era == listenEra && sub.version != "" {
+						// Named in the listen: the server notified it at
+						// once if its result has another version now.
+						sub.fresh = s.epoch
+						continue
+					}
 					s.queueLocked(uri)
 				}
 				fresh := s.allFresh
+				s.checkFreshLocked()
 				s.mu.Unlock()
 				return s.awaitFresh(ctx, fresh)
 			}
@@ -403,6 +428,13 @@ func (s *subscriber) onNotification(n mcp.JSONRPCNotification) {
 		uri, _ := n.Params.AdditionalFields["uri"].(string)
 		s.updated(uri, time.Now())
 	case string(mcp.MethodNotificationSubscriptionsAcknowledged):
+		s.mu.Lock()
+		if s.naming {
+			// Read on the transport's goroutine, ahead of the
+			// notifications that follow the acknowledgement.
+			s.naming, s.relistened = false, time.Now()
+		}
+		s.mu.Unlock()
 		var params mcp.SubscriptionsAcknowledgedParams
 		raw, _ := json.Marshal(n.Params)
 		if err := json.Unmarshal(raw, &params); err != nil {
@@ -427,6 +459,12 @@ func (s *subscriber) updated(uri string, at time.Time) {
 		return
 	}
 	s.notifications++
+	if isOrdersWindow(uri) {
+		s.run.problems.Add("%s: notified for %s, which no write changes", s.name, uri)
+	}
+	if !s.relistened.IsZero() && at.Sub(s.relistened) < announceWindow {
+		s.announced++
+	}
 	if sub.customer != 0 {
 		// The notification announces the latest write of the customer
 		// that started before it arrived. Any earlier one not covered yet
@@ -472,7 +510,7 @@ func (s *subscriber) reread(ctx context.Context) {
 		epoch := s.epoch
 		s.mu.Unlock()
 
-		text, err := mcpgoclient.ReadText(ctx, s.c, uri)
+		text, version, err := mcpgoclient.Read(ctx, s.c, uri)
 		if err != nil && ctx.Err() != nil {
 			return // the run is over
 		}
@@ -481,7 +519,7 @@ func (s *subscriber) reread(ctx context.Context) {
 		sub.reading = false
 		switch {
 		case err == nil:
-			sub.last = text
+			sub.last, sub.version = text, version
 			s.rereads++
 			if epoch == s.epoch && !s.down {
 				sub.fresh = epoch
@@ -519,6 +557,28 @@ func (s *subscriber) reread(ctx context.Context) {
 		s.mu.Unlock()
 	}
 }
+
+// versions are the versions the subscriber last read, for a listen to
+// name (versionNamer): none the first time it listens.
+func (s *subscriber) versions() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	named := make(map[string]string)
+	for uri, sub := range s.watched {
+		if sub.version != "" {
+			named[uri] = sub.version
+		}
+	}
+	if len(named) > 0 {
+		s.named += len(named)
+		s.naming = true
+	}
+	return named
+}
+
+// isOrdersWindow reports whether uri is one of the orders windows, which
+// no write of the run changes (plan).
+func isOrdersWindow(uri string) bool { return strings.HasPrefix(uri, "app://orders_between/") }
 
 // checkFreshLocked closes allFresh once every URI has been read in the
 // current epoch.
@@ -591,6 +651,14 @@ func (s *subscriber) outage(killedAt time.Time) outage {
 		o.subscribed, o.took = s.subscribed.Sub(killedAt), s.back.Sub(killedAt)
 	}
 	return o
+}
+
+// relisten returns how many versions its listens named and how many
+// notifications came at once after them.
+func (s *subscriber) relisten() (named, announced int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.named, s.announced
 }
 
 // counts returns what the subscriber measured.
