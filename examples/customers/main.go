@@ -50,6 +50,10 @@ type config struct {
 	pprof   string
 	stdio   bool
 	inspect bool
+	// keptMiB is the budget of the results live queries keep to answer
+	// re-reads with (adapter.WithKeptResults), in MiB, 0 for none; nil
+	// for the adapter's default, when -kept-mib is not given.
+	keptMiB *int
 }
 
 func main() {
@@ -82,17 +86,26 @@ func parseFlags(args []string, errOut io.Writer) (config, error) {
 	fs.StringVar(&cfg.trustedProxies, "trusted-proxy", "", "`addresses` or CIDR networks of the load balancers in front (comma-separated): their\n"+
 		"X-Forwarded-For names the client, whose address keys the per-client subscription cap")
 	fs.StringVar(&cfg.pprof, "pprof", "", "loopback `address` to serve Go's profiler on (net/http/pprof, at /debug/pprof/); off by default")
+	keptMiB := fs.Int("kept-mib", adapter.DefaultKeptResultsBudget>>20, "`MiB` of results the live queries keep, so that re-reads do not run their command again;\n"+
+		"0 keeps none, and every read runs its command (docs/watching.md)")
 	fs.BoolVar(&cfg.stdio, "stdio", false, "serve MCP on stdin/stdout instead of HTTP")
 	fs.BoolVar(&cfg.inspect, "inspect", false, "print what each command became (tool, resource, template) and exit")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err // the flag package has said what is wrong
 	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "kept-mib" {
+			cfg.keptMiB = keptMiB
+		}
+	})
 	var err error
 	switch {
 	case fs.NArg() > 0:
 		err = fmt.Errorf("unexpected arguments %q", fs.Args())
 	case cfg.dbPath != "" && cfg.postgres != "":
 		err = errors.New("-db and -postgres name two databases: choose one")
+	case *keptMiB < 0 || *keptMiB > 1<<20:
+		err = fmt.Errorf("-kept-mib %d: want 0 (keep none) to %d", *keptMiB, 1<<20)
 	default:
 		_, err = parseTrustedProxies(cfg.trustedProxies)
 	}
@@ -167,12 +180,16 @@ func openInstance(ctx context.Context, cfg config, logger *slog.Logger) (*instan
 		return nil, err
 	}
 	var inst *instance
+	opts := []adapter.Option{tel.option()}
+	if cfg.keptMiB != nil {
+		opts = append(opts, adapter.WithKeptResults(*cfg.keptMiB<<20, adapter.DefaultKeptResultMax))
+	}
 	if cfg.postgres != "" {
-		inst, err = openPostgresInstance(ctx, cfg.postgres, logger, tel.option()) // postgres.go
+		inst, err = openPostgresInstance(ctx, cfg.postgres, logger, opts...) // postgres.go
 	} else {
 		var st *store
 		if st, err = openStore(ctx, cfg.dbPath); err == nil {
-			inst = &instance{st: st, a: newAdapter(st, logger, tel.option())}
+			inst = &instance{st: st, a: newAdapter(st, logger, opts...)}
 		}
 	}
 	if err != nil {

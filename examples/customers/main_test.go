@@ -312,6 +312,44 @@ func TestFlags(t *testing.T) {
 	if _, err := parseFlags([]string{"-trusted-proxy", "lb.internal"}, &out); err == nil || !strings.Contains(out.String(), `"lb.internal"`) {
 		t.Errorf("-trusted-proxy lb.internal: %v, said %q; want an error naming it", err, out.String())
 	}
+	if cfg, err := parseFlags([]string{"-kept-mib", "0"}, io.Discard); err != nil || cfg.keptMiB == nil || *cfg.keptMiB != 0 {
+		t.Errorf("-kept-mib 0: %+v, %v", cfg, err)
+	}
+	out.Reset()
+	if _, err := parseFlags([]string{"-kept-mib", "-1"}, &out); err == nil || !strings.Contains(out.String(), "-kept-mib -1") {
+		t.Errorf("-kept-mib -1: %v, said %q; want an error naming it", err, out.String())
+	}
+}
+
+// -kept-mib 0 turns kept results off: every re-read runs its command.
+func TestKeptMiBZeroKeepsNothing(t *testing.T) {
+	for _, args := range [][]string{nil, {"-kept-mib", "0"}} {
+		cfg, err := parseFlags(args, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inst, err := openInstance(t.Context(), cfg, quietLogger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := adaptertest.New(t, inst.a)
+		if _, err := c.Listen("app://customers_show/1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Read("app://customers_show/1"); err != nil {
+			t.Fatal(err)
+		}
+		want := uint64(1) // the default keeps
+		if len(args) > 0 {
+			want = 0
+		}
+		if got := inst.a.LiveStats().KeptAnswers; got != want {
+			t.Errorf("%q: %d reads answered from kept results, want %d", args, got, want)
+		}
+		if err := inst.Close(); err != nil {
+			t.Error(err)
+		}
+	}
 }
 
 // TestStdio runs main's stdio mode on pipes: the protocol on stdout, nothing
