@@ -40,6 +40,9 @@ func TestLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	var args []string
+	if *keptMiBFlag >= 0 {
+		args = append(args, "-kept-mib", strconv.Itoa(*keptMiBFlag))
+	}
 	if *profileFlag != "" {
 		args = append(args, "-pprof", "127.0.0.1:0")
 	}

@@ -53,6 +53,7 @@ var (
 	// so that, with the test itself started under taskset on the others,
 	// the server's latency is seen apart from the clients' CPU.
 	rereadersFlag  = flag.Int("rereaders", 8, "re-reads of one session in flight at most")
+	keptMiBFlag    = flag.Int("kept-mib", -1, "passed to the example as its -kept-mib (0: no kept results, every read runs its command); default: the example's")
 	serverCPUsFlag = flag.String("server-cpus", "", "`list` of CPUs to pin the example to, as taskset -c takes it (0, or 2-3); default: not pinned")
 )
 
