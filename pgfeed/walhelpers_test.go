@@ -5,14 +5,11 @@ import (
 	"fmt"
 	"os"
 	osexec "os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/mcplive/adapter/internal/pgtest"
 	"github.com/mcplive/adapter/pgfeed"
 )
 
@@ -78,24 +75,8 @@ func psqlRun(bin, url string, statements ...string) error {
 	return nil
 }
 
-// psqlBinary finds psql on PATH or where Debian puts it, and skips (or,
-// with MCPLIVE_REQUIRE_POSTGRES=1, fails) the test without it.
-func psqlBinary(t testing.TB) string {
-	t.Helper()
-	if p, err := osexec.LookPath("psql"); err == nil {
-		return p
-	}
-	found, _ := filepath.Glob("/usr/lib/postgresql/*/bin/psql")
-	if len(found) > 0 {
-		slices.Sort(found)
-		return found[len(found)-1]
-	}
-	if os.Getenv(pgtest.RequireEnv) == "1" {
-		t.Fatal("psql not found")
-	}
-	t.Skip("psql not found (apt-get install postgresql-client)")
-	return ""
-}
+// psqlBinary finds psql, and skips (or fails) the test without it.
+func psqlBinary(t testing.TB) string { return binary(t, "psql") }
 
 // slots returns the names of the replication slots of the database conn
 // is on, and whether each is in use.
