@@ -22,10 +22,11 @@ import (
 // delivers a transaction only once a new snapshot sees it as complete.
 //
 // Asking costs a round trip on the publishing connection. The answer says
-// more than asked: every transaction older than the snapshot's xmin has
-// completed, so while the feed reads behind the writers (as it does under
-// load) one answer covers many transactions, and only a feed that has
-// caught up asks for each.
+// more than asked: every transaction the snapshot saw complete stays
+// complete, so the feed keeps the last snapshot and asks again only for a
+// transaction it does not cover. While the feed reads behind the writers
+// (as it does under load) one answer covers many transactions, and only a
+// feed that has caught up asks for each.
 
 // visibleWait bounds the wait for one transaction. Only a server that
 // holds a committed transaction from its readers (a synchronous standby
@@ -36,7 +37,7 @@ const visibleWait = 10 * time.Second
 // awaitVisible returns once transaction xid, which committed, is visible
 // to new snapshots, or, logged, when it cannot tell.
 func (f *Feed) awaitVisible(ctx context.Context, xid uint32) {
-	if xid == 0 || f.wal.horizonKnown && xidBefore(xid, f.wal.horizon) {
+	if xid == 0 || f.wal.snapKnown && f.wal.snap.completed(xid) {
 		return
 	}
 	delay := 50 * time.Microsecond
@@ -50,7 +51,7 @@ func (f *Feed) awaitVisible(ctx context.Context, xid uint32) {
 			}
 			return
 		}
-		f.wal.horizon, f.wal.horizonKnown = snap.xmin, true
+		f.wal.snap, f.wal.snapKnown = snap, true
 		if snap.completed(xid) {
 			return
 		}
@@ -74,14 +75,21 @@ func (f *Feed) awaitVisible(ctx context.Context, xid uint32) {
 func (f *Feed) currentSnapshot(ctx context.Context) (pgSnapshot, error) {
 	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()
-	var text string
+	var rows [][][]byte
 	err := f.onSide(ctx, func(conn *pgx.Conn) error {
-		return conn.QueryRow(ctx, `SELECT pg_current_snapshot()::text`).Scan(&text)
+		// The simple protocol: one message each way, where a prepared
+		// statement's takes four.
+		var err error
+		rows, err = simpleQuery(ctx, conn.PgConn(), `SELECT pg_current_snapshot()::text`)
+		return err
 	})
 	if err != nil {
 		return pgSnapshot{}, err
 	}
-	return parseSnapshot(text)
+	if len(rows) != 1 || len(rows[0]) != 1 {
+		return pgSnapshot{}, fmt.Errorf("pgfeed: a snapshot of %d rows", len(rows))
+	}
+	return parseSnapshot(string(rows[0][0]))
 }
 
 // pgSnapshot is what a snapshot says of transaction ids (32 bits of them,

@@ -31,10 +31,10 @@ type walState struct {
 	// unused are the other feeds' slots seen unused, and since when
 	// (sweep).
 	unused map[string]time.Time
-	// horizon is the xmin of the last snapshot the feed asked for: every
-	// transaction before it had completed (visible.go).
-	horizon      uint32
-	horizonKnown bool
+	// snap is the last snapshot the feed asked for: every transaction it
+	// saw complete is visible (visible.go).
+	snap      pgSnapshot
+	snapKnown bool
 }
 
 // errCannotServe marks the errors of a database that cannot serve the WAL
@@ -208,6 +208,8 @@ func (f *Feed) stream(ctx context.Context, pc *pgconn.PgConn, sink adapter.Chang
 	lastHeard := time.Now()
 	nextStatus := lastHeard.Add(interval)
 	nextSweep := lastHeard.Add(sweepEvery(f.cfg.slotExpiry))
+	var wait waitUntil
+	defer wait.stop()
 	for {
 		now := time.Now()
 		if !now.Before(nextStatus) {
@@ -223,9 +225,10 @@ func (f *Feed) stream(ctx context.Context, pc *pgconn.PgConn, sink adapter.Chang
 		if now.Sub(lastHeard) > silence {
 			return fmt.Errorf("pgfeed: replication connection lost: no word from the server for %v", now.Sub(lastHeard).Round(time.Millisecond))
 		}
-		rctx, cancel := context.WithDeadline(ctx, earliest(nextStatus, nextSweep, lastHeard.Add(silence+time.Millisecond)))
+		// Waking at the next status at the latest also checks the
+		// silence, which is longer.
+		rctx := wait.until(ctx, earliest(nextStatus, nextSweep))
 		msg, err := pc.ReceiveMessage(rctx)
-		cancel()
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
@@ -233,7 +236,7 @@ func (f *Feed) stream(ctx context.Context, pc *pgconn.PgConn, sink adapter.Chang
 			// the slot, but a Run started again resumes from it.
 			f.sendStatus(pc, false)
 			return ctx.Err()
-		case pgconn.Timeout(err):
+		case pgconn.Timeout(err) || rctx.Err() != nil:
 			continue
 		default:
 			return fmt.Errorf("pgfeed: replication connection lost: %w", err)
@@ -359,6 +362,31 @@ func closePgConn(pc *pgconn.PgConn) {
 	defer cancel()
 	pc.Close(ctx)
 	<-pc.CleanupDone()
+}
+
+// waitUntil is a context that ends at a deadline, made again only when the
+// deadline changes or passes: one for each message would cost a timer
+// each.
+type waitUntil struct {
+	ctx      context.Context
+	cancel   context.CancelFunc
+	deadline time.Time
+}
+
+// until returns a context of parent that ends at deadline.
+func (w *waitUntil) until(parent context.Context, deadline time.Time) context.Context {
+	if w.ctx == nil || w.ctx.Err() != nil || !deadline.Equal(w.deadline) {
+		w.stop()
+		w.ctx, w.cancel = context.WithDeadline(parent, deadline)
+		w.deadline = deadline
+	}
+	return w.ctx
+}
+
+func (w *waitUntil) stop() {
+	if w.cancel != nil {
+		w.cancel()
+	}
 }
 
 // earliest returns the earliest of ts.
