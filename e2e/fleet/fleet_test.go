@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"flag"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +22,10 @@ import (
 	"github.com/mcplive/adapter/e2e/internal/loadkit/mcpgoclient"
 	"github.com/mcplive/adapter/internal/pgtest"
 )
+
+// fullNotify runs the NOTIFY fleet at the WAL fleet's size, to compare
+// them: go test -run TestFleet ./... -args -full-notify
+var fullNotify = flag.Bool("full-notify", false, "run the fleet on NOTIFY at full size too, not only on the WAL feed")
 
 const (
 	// instances run behind the balancer; victim is the one killed.
@@ -77,12 +82,16 @@ func (r *fleetRun) progressed() {
 // add a minute to CI for figures that do not change. Under the race
 // detector both are small.
 func TestFleet(t *testing.T) {
+	notifyScale := smallScale()
+	if *fullNotify {
+		notifyScale = runScale()
+	}
 	for _, run := range []struct {
 		feed string
 		sc   scale
 	}{
 		{"wal", runScale()},
-		{"notify", smallScale()},
+		{"notify", notifyScale},
 	} {
 		t.Run(run.feed, func(t *testing.T) { testFleet(t, run.feed, run.sc) })
 	}
