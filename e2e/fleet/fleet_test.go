@@ -2,9 +2,9 @@ package fleet
 
 import (
 	"context"
-	"flag"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"slices"
