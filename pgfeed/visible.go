@@ -28,6 +28,11 @@ import (
 // (as it does under load) one answer covers many transactions, and only a
 // feed that has caught up asks for each.
 
+// unsureFor is how long the feed delivers without asking after a question
+// failed (the publishing connection cannot be made, say): asking again at
+// every transaction would hold each one up for a connection timeout.
+const unsureFor = time.Second
+
 // visibleWait bounds the wait for one transaction. Only a server that
 // holds a committed transaction from its readers (a synchronous standby
 // that does not answer) makes it run out; the feed then delivers the
@@ -37,7 +42,7 @@ const visibleWait = 10 * time.Second
 // awaitVisible returns once transaction xid, which committed, is visible
 // to new snapshots, or, logged, when it cannot tell.
 func (f *Feed) awaitVisible(ctx context.Context, xid uint32) {
-	if xid == 0 || f.wal.snapKnown && f.wal.snap.completed(xid) {
+	if xid == 0 || f.wal.snapKnown && f.wal.snap.completed(xid) || time.Now().Before(f.wal.unsureUntil) {
 		return
 	}
 	delay := 50 * time.Microsecond
@@ -46,7 +51,8 @@ func (f *Feed) awaitVisible(ctx context.Context, xid uint32) {
 		snap, err := f.currentSnapshot(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
-				f.cfg.logger.Warn("pgfeed: could not make sure a transaction is visible before re-running what it changed",
+				f.wal.unsureUntil = time.Now().Add(unsureFor)
+				f.cfg.logger.Warn("pgfeed: could not make sure transactions are visible before re-running what they changed; delivering without asking for a second",
 					"xid", xid, "error", err)
 			}
 			return

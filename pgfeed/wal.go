@@ -35,6 +35,8 @@ type walState struct {
 	// saw complete is visible (visible.go).
 	snap      pgSnapshot
 	snapKnown bool
+	// unsureUntil: a question failed; deliver without asking until then.
+	unsureUntil time.Time
 }
 
 // errCannotServe marks the errors of a database that cannot serve the WAL
