@@ -17,8 +17,11 @@ import (
 // Wrap with WithChangeFeed calls Attach once. From then on the feed delivers
 // the keys that changed elsewhere to the sink, from goroutines of its own, and
 // the adapter hands every local Changed call to Publish. A feed must not
-// deliver a local change back to its own sink: the adapter has already
-// processed it.
+// deliver the keys it was given to Publish back to its own sink: the adapter
+// has already processed them. A feed that reads the database's log sees this
+// instance's writes as it sees anyone's, and may deliver those (pgfeed's WAL
+// source does): each costs the queries it reaches one more re-run, which
+// finds their results unchanged and notifies no one.
 //
 // Without a feed the adapter works in-process only: Changed re-runs the live
 // queries of this instance.

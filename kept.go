@@ -24,7 +24,8 @@ import (
 // way when a change reached its query never makes its result current (the
 // query runs again, and that run may). With a change feed, results are
 // answered only while the feed says it hears every change made elsewhere
-// (ChangeFeedHearing); a feed that cannot say so turns kept results off.
+// (ChangeFeedHearing), and a run that began while it did not never makes
+// its result current; a feed that cannot say so turns kept results off.
 //
 // What is kept is bounded: a query keeps a result only while it has
 // subscriptions, only when its subscribers read it (a query whose last
@@ -82,6 +83,12 @@ func (k *keptResults) init(cfg *config) {
 		k.hearing = h.Hearing
 	}
 }
+
+// hearingNow reports whether the change feed hears every change made
+// elsewhere, as it must while a run that may make a result current
+// begins: a change made elsewhere that it missed would leave the result
+// stale, and nothing would mark it so. True without a feed.
+func (k *keptResults) hearingNow() bool { return k.hearing == nil || k.hearing() }
 
 // version is the version of q's result, when it is known.
 func (q *query) version() (digest.Digest, bool) {

@@ -413,32 +413,43 @@ func (deafFeed) Attach(ChangeSink)                       {}
 func (deafFeed) Publish(context.Context, []string) error { return nil }
 
 // With a change feed, a kept result answers only while the feed says it
-// hears every change made elsewhere; a feed that cannot say keeps
-// nothing.
+// hears every change made elsewhere, and only one computed by a run that
+// began while it did; a feed that cannot say keeps nothing.
 func TestKeptOnlyWhileTheFeedHears(t *testing.T) {
 	feed := &hearingFeed{}
 	st := newHeldStore(1)
 	a := newKeptServer(t, st, WithChangeFeed(feed))
 	f := newFakeClient(t, a, "reader", 16)
-	if e := f.subscribe("app://items_show/1"); e != nil {
+	if e := f.subscribe("app://items_show/1"); e != nil { // while deaf
 		t.Fatal(e)
 	}
 	keptName(t, f, "app://items_show/1", false)
-	if s := a.LiveStats(); s.Kept != 1 || s.KeptAnswers != 0 {
-		t.Fatalf("feed not hearing: %+v; want the result kept and answering nothing", s)
-	}
 	feed.hearing.Store(true)
 	keptName(t, f, "app://items_show/1", false)
-	if s := a.LiveStats(); s.KeptAnswers != 1 {
-		t.Errorf("feed hearing: %+v; want the read answered from the kept result", s)
+	if s := a.LiveStats(); s.Kept != 1 || s.KeptAnswers != 0 {
+		t.Fatalf("a result computed while the feed did not hear: %+v; want it kept, and answering nothing", s)
 	}
-	// A change heard from elsewhere makes it stale, as a local one does.
+	// A change heard from elsewhere re-runs the query, while the feed
+	// hears: that result answers.
 	st.set(1, "v2")
+	feed.sink.Changed("items/1")
+	waitIdle(t, a)
+	if name := keptName(t, f, "app://items_show/1", false); name != "v2" || a.LiveStats().KeptAnswers != 1 {
+		t.Fatalf("after a re-run while hearing: %q, %+v; want v2 from the kept result", name, a.LiveStats())
+	}
+	feed.hearing.Store(false)
+	keptName(t, f, "app://items_show/1", false)
+	if s := a.LiveStats(); s.KeptAnswers != 1 {
+		t.Errorf("feed not hearing: %+v; want the read to run its command", s)
+	}
+	// A change from the feed makes it stale, as a local one does.
+	feed.hearing.Store(true)
+	st.set(1, "v3")
 	st.held.Store(true)
 	feed.sink.Changed("items/1")
 	<-st.reached
-	if name := keptName(t, f, "app://items_show/1", false); name != "v2" {
-		t.Errorf("after a change from the feed: %q; want v2", name)
+	if name := keptName(t, f, "app://items_show/1", false); name != "v3" {
+		t.Errorf("after a change from the feed: %q; want v3", name)
 	}
 	st.gate <- struct{}{}
 	waitIdle(t, a)

@@ -71,6 +71,9 @@ type job struct {
 	// late: query i outlived its deadline; a batch's all do.
 	late   []bool
 	before uint64 // the change count when the job began
+	// hearing: the change feed heard every change when the job began, so
+	// that its results may be current (kept.go).
+	hearing bool
 	// fallback: a batch that failed as a whole, whose queries run again
 	// one by one.
 	fallback bool
@@ -247,6 +250,7 @@ func (r *liveRegistry) nextLocked(j *job) bool {
 	}
 	j.fallback = false
 	j.before = r.changes
+	j.hearing = r.kept.hearingNow()
 	r.inflight += len(j.qs)
 	return true
 }
@@ -423,7 +427,7 @@ func (r *liveRegistry) applyRunLocked(j *job, i int, q *query, now *int64) (chan
 	}
 	// Its result is current when no change reached q since the run
 	// began, and none may have that q could not hear (moved).
-	current := !moved && q.seenChange <= j.before
+	current := !moved && q.seenChange <= j.before && j.hearing
 	if changed = r.applyLocked(q, out, current); changed {
 		if *now == 0 {
 			*now = time.Now().UnixNano()

@@ -143,6 +143,7 @@ func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func()
 	mk, unsubs, before := r.reserveLocked(s, rs.uri, client)
 	// Encoded when kept, or when the client needs the version.
 	encode := r.kept.on && c.keep || s.versions || rs.want != ""
+	hearing := r.kept.hearingNow()
 	r.mu.Unlock()
 
 	out := r.firstRun(ctx, c, args, rs.args, encode)
@@ -159,7 +160,7 @@ func (r *liveRegistry) subscribe(ctx context.Context, rs *readState, open func()
 		return rerr
 	}
 	defer r.mu.Unlock()
-	r.fileLocked(ctx, s, rs, args, out, client, before)
+	r.fileLocked(ctx, s, rs, args, out, client, before, hearing)
 	r.signalLocked()
 	return nil
 }
@@ -246,12 +247,13 @@ func (r *liveRegistry) admitLocked(s *stream, uri, client string) *rpcError {
 
 // fileLocked makes the subscription of rs on s, whose first run gave out,
 // sharing the query of its command and arguments or making it. before is
-// the change count when the run began.
-func (r *liveRegistry) fileLocked(ctx context.Context, s *stream, rs *readState, args any, out runResult, client string, before uint64) {
+// the change count when the run began, and hearing whether the change
+// feed heard every change then.
+func (r *liveRegistry) fileLocked(ctx context.Context, s *stream, rs *readState, args any, out runResult, client string, before uint64, hearing bool) {
 	key := queryKey{cmd: rs.cmd, args: string(rs.args), scope: rs.scope}
 	// What it returned is current when no change at all came while it
 	// ran: the query may not have been filed to hear one (kept.go).
-	current := r.changes == before
+	current := r.changes == before && hearing
 	q := r.queries[key]
 	if q == nil {
 		q = newQuery(key, args, rs.args, out)

@@ -20,21 +20,32 @@ import (
 // publish: from Publish on instance A to Changed on instance B.
 // trigger: from an INSERT by a plain SQL client (its commit) to Changed on
 // instance B, through the installed trigger.
+// wal: from an INSERT by a plain SQL client (its commit) to Changed on
+// instance B's WAL feed, which reads it in the log.
+//
+// The writer's commits wait for their flush (synchronous_commit on, as
+// PostgreSQL ships; the test server's default is off): a WAL feed reads
+// only what is flushed.
 func BenchmarkNotifyLatency(b *testing.B) {
 	url := pgtest.StartShared(b)
 	sql := connect(b, url)
+	exec(b, sql, `SET synchronous_commit = on`)
 	exec(b, sql, `CREATE TABLE bench (id bigint)`)
+	exec(b, sql, `CREATE TABLE bench_wal (id bigint PRIMARY KEY)`)
 	if err := pgfeed.InstallTriggers(context.Background(), sql, "", pgfeed.TableSpec{Table: "bench", IDColumn: "id"}); err != nil {
 		b.Fatal(err)
 	}
+	walOpts := walFeed(pgfeed.TableSpec{Table: "bench_wal", IDColumn: "id"})
+	install(b, sql, walOpts...)
 	// The sender needs no Run: Publish works on its own, and a sink nobody
 	// reads would fill up with the trigger's notifications.
 	a := pgfeed.New(url, pgfeed.WithLogger(quietLogger()))
 	b.Cleanup(a.Close)
 	recv := startFeed(b, url)
+	recvWAL := startFeed(b, url, walOpts...)
 	var seq int64 // keys stay unique across -count repetitions
 
-	measure := func(b *testing.B, send func(id int64), want func(id int64) string) {
+	measure := func(b *testing.B, recv *running, send func(id int64), want func(id int64) string) {
 		lat := make([]time.Duration, 0, b.N)
 		for b.Loop() {
 			seq++
@@ -58,13 +69,18 @@ func BenchmarkNotifyLatency(b *testing.B) {
 	}
 
 	b.Run("publish", func(b *testing.B) {
-		measure(b,
+		measure(b, recv,
 			func(id int64) { publish(b, a, "bench/"+strconv.FormatInt(id, 10)) },
 			func(id int64) string { return "bench/" + strconv.FormatInt(id, 10) })
 	})
 	b.Run("trigger", func(b *testing.B) {
-		measure(b,
+		measure(b, recv,
 			func(id int64) { exec(b, sql, `INSERT INTO bench VALUES ($1)`, id) },
 			func(id int64) string { return "bench/" + strconv.FormatInt(id, 10) })
+	})
+	b.Run("wal", func(b *testing.B) {
+		measure(b, recvWAL,
+			func(id int64) { exec(b, sql, `INSERT INTO bench_wal VALUES ($1)`, id) },
+			func(id int64) string { return "bench_wal/" + strconv.FormatInt(id, 10) })
 	})
 }

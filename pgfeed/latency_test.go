@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/mcplive/adapter/pgfeed"
 	"github.com/mcplive/adapter/pgfeed/pgtest"
 )
 
@@ -31,8 +32,18 @@ import (
 // trigger: a plain SQL client writes; the trigger's notification reaches B.
 //
 // both: triggers installed and A writes and publishes, the setup of the
-// example application: B hears the trigger's notification first (it is
-// sent at the commit) and A's afterwards; the first one notifies the client.
+// example application with -feed notify: B hears the trigger's
+// notification first (it is sent at the commit) and A's afterwards; the
+// first one notifies the client.
+//
+// wal-sql: a plain SQL client writes; B's WAL feed reads it in the log.
+//
+// wal-app: A writes and calls Changed, the example with -feed wal: A's
+// Publish sends nothing, B's WAL feed reads the write in the log.
+//
+// Every commit waits for its flush (synchronous_commit on, as PostgreSQL
+// ships; the test server's default is off): a WAL feed reads only what is
+// flushed.
 //
 // Each write changes the watched row, one at a time: the next write waits
 // until B has heard everything about the previous one and is idle, outside
@@ -42,26 +53,38 @@ func BenchmarkWriteToNotification(b *testing.B) {
 		name     string
 		triggers bool
 		throughA bool
+		wal      bool
 	}{
-		{"publish", false, true},
-		{"trigger", true, false},
-		{"both", true, true},
+		{"publish", false, true, false},
+		{"trigger", true, false, false},
+		{"both", true, true, false},
+		{"wal-sql", false, false, true},
+		{"wal-app", false, true, true},
 	} {
 		b.Run(path.name, func(b *testing.B) {
 			url := pgtest.StartShared(b)
 			sql := connect(b, url)
+			exec(b, sql, `SET synchronous_commit = on`)
 			createItems(b, sql, 1, path.triggers)
-			instA, instB := startInstance(b, url, "a"), startInstance(b, url, "b")
+			var opts []pgfeed.Option
+			if path.wal {
+				opts = itemsWAL
+			}
+			instA, instB := startInstance(b, url, "a", opts...), startInstance(b, url, "b", opts...)
+			exec(b, instA.db.conn, `SET synchronous_commit = on`)
 			notes := dialHTTP(b, instB, oneURI)
 			ctx := context.Background()
 
 			// What B hears of one write: A's publication, the trigger's
-			// notification, or both.
+			// notification, both, or the write in the log.
 			var expect []heard
 			if path.triggers {
-				expect = append(expect, changed("items", "items/1"))
+				expect = append(expect, changed("items/1"))
 			}
-			if path.throughA {
+			if path.throughA && !path.wal {
+				expect = append(expect, changed("items/1"))
+			}
+			if path.wal {
 				expect = append(expect, changed("items/1"))
 			}
 

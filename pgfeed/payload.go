@@ -13,7 +13,7 @@ const maxPayload = 7900
 
 // payload is what travels in a notification:
 //
-//	{"i":"<instance id>","k":["customers","customers/12"]}
+//	{"i":"<instance id>","k":["customers/12"]}
 //
 // "i" lets a feed skip what it published itself; the triggers send "sql".
 type payload struct {

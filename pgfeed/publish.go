@@ -3,6 +3,8 @@ package pgfeed
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -11,9 +13,31 @@ import (
 // implicit transaction, so a split key list arrives whole or not at all.
 const notifySQL = "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p"
 
+// emitSQL is notifySQL for the WAL source: transactional messages in the
+// log, which every feed reads at the statement's commit, together.
+const emitSQL = "SELECT pg_logical_emit_message(true, $1, p) FROM unnest($2::text[]) AS p"
+
+// maxMessage is the longest message a WAL feed reads; one longer makes it
+// re-run everything. maxMessagePayload is the longest it writes: key lists
+// longer than that are widened and split as for NOTIFY.
+const (
+	maxMessage        = 1 << 20
+	maxMessagePayload = 64 << 10
+)
+
 // Publish implements adapter.ChangeFeed: it tells the other instances that
-// keys changed, with pg_notify on the feed's channel. This instance's own Run
-// skips the notification. Key lists too long for one notification are
+// keys changed.
+//
+// A WAL feed sends nothing for the keys of its tables (WithTables): the
+// write that changed them is in the log, which every feed reads, so every
+// instance hears it, this one included. The other keys it writes to the
+// log as a message (pg_logical_emit_message, with the feed's channel as
+// prefix), which every other feed reads in its place among the
+// transactions, and resumes reading after a reconnection as it does them.
+// Key lists are widened and split as for NOTIFY, at 64 KiB a message.
+//
+// A NOTIFY feed sends them with pg_notify on the feed's channel. This
+// instance's own Run skips the notification. Key lists too long for one notification are
 // widened to their tables, and split if need be (see the package
 // documentation). A table key too long for any notification, or one that
 // is not valid UTF-8, is sent as the empty payload instead, which names no
@@ -37,18 +61,32 @@ func (f *Feed) Publish(ctx context.Context, keys []string) error {
 	if f.cfgErr != nil {
 		return f.cfgErr
 	}
+	limit := maxPayload
+	if f.cfg.source == WAL {
+		keys, limit = f.unlogged(keys), maxMessagePayload
+	}
 	if len(keys) == 0 {
 		return nil
 	}
-	return f.notify(ctx, encodePayloads(f.cfg.instance, keys, maxPayload), fmt.Sprintf("%d key(s)", len(keys)))
+	return f.notify(ctx, encodePayloads(f.cfg.instance, keys, limit), fmt.Sprintf("%d key(s)", len(keys)))
+}
+
+// unlogged returns the keys no table of the feed names: those the log
+// does not carry by itself.
+func (f *Feed) unlogged(keys []string) []string {
+	return slices.DeleteFunc(slices.Clone(keys), func(k string) bool {
+		table, _, _ := strings.Cut(k, "/")
+		return slices.ContainsFunc(f.cfg.tables, func(t TableSpec) bool { return t.key() == table })
+	})
 }
 
 // PublishAll implements adapter.ChangeFeedAll: it tells every instance that
-// anything may have changed, with the empty payload, which makes each
-// re-run all its live queries (this instance's Run too: the empty payload
-// names no instance to skip). The adapter calls it when local changes pile
-// up beyond what it keeps while a Publish is slow. It is sent as Publish's
-// notifications are, with the same connection, turns and timeout.
+// anything may have changed, with the empty payload (a notification, or a
+// message in the log), which makes each re-run all its live queries (this
+// instance's Run too: the empty payload names no instance to skip). The
+// adapter calls it when local changes pile up beyond what it keeps while a
+// Publish is slow. It is sent as Publish's notifications are, with the
+// same connection, turns and timeout.
 func (f *Feed) PublishAll(ctx context.Context) error {
 	if f.cfgErr != nil {
 		return f.cfgErr
@@ -56,8 +94,9 @@ func (f *Feed) PublishAll(ctx context.Context) error {
 	return f.notify(ctx, []string{""}, "everything")
 }
 
-// notify sends payloads on the feed's channel, in one statement, for
-// Publish and PublishAll; what names what they carry, for errors.
+// notify sends payloads on the feed's channel, or as messages in the log
+// for WAL, in one statement, for Publish and PublishAll; what names what
+// they carry, for errors.
 func (f *Feed) notify(ctx context.Context, payloads []string, what string) error {
 	ctx, cancel := context.WithTimeout(ctx, f.cfg.publishTimeout)
 	defer cancel()
@@ -77,27 +116,25 @@ func (f *Feed) notify(ctx context.Context, payloads []string, what string) error
 	// catch up on a change lost that way, so it is sent again, once, on a
 	// fresh connection. If the first attempt did reach the server, the
 	// other instances hear the change twice, which costs a re-run.
+	sql := notifySQL
+	if f.cfg.source == WAL {
+		sql = emitSQL
+	}
 	for {
 		fresh := f.pubConn == nil
 		if fresh {
-			conn, err := pgx.ConnectConfig(ctx, f.connCfg)
+			conn, err := pgx.ConnectConfig(ctx, f.pubCfg)
 			if err != nil {
 				return f.publishFailed(fmt.Errorf("pgfeed: publish: connect: %w", err))
 			}
 			f.pubConn = conn
 		}
-		_, err := f.pubConn.Exec(ctx, notifySQL, f.cfg.channel, payloads)
+		_, err := f.pubConn.Exec(ctx, sql, f.cfg.channel, payloads)
 		if err == nil {
 			break
 		}
 		// Whatever went wrong, a fresh connection is the safe next step.
-		// Not closeConn: Publish must not wait for pgx's cleanup of a
-		// broken connection, which ends by itself, or at Close.
-		cctx, ccancel := context.WithTimeout(context.Background(), closeTimeout)
-		f.pubConn.Close(cctx)
-		ccancel()
-		f.drop(f.pubConn.PgConn())
-		f.pubConn = nil
+		f.dropPubConn()
 		if fresh || ctx.Err() != nil {
 			return f.publishFailed(fmt.Errorf("pgfeed: publish %s on channel %q: %w", what, f.cfg.channel, err))
 		}

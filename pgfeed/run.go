@@ -24,7 +24,12 @@ const (
 // Run listens for changes and delivers them to the attached sink until ctx
 // ends, then returns nil. It returns an error at once only when it cannot
 // start: an invalid configuration, no sink attached, or Run already
-// running.
+// running; and, for WAL, when the database cannot serve it on Run's first
+// connection (see below).
+//
+// Run starts no goroutine that outlives it.
+//
+// # NOTIFY
 //
 // Run keeps one connection of its own for LISTEN. When the connection is
 // lost it reconnects with exponential backoff, retrying for as long as ctx
@@ -36,7 +41,28 @@ const (
 // every 30 seconds, so that a silently dropped one (a NAT timeout, a
 // failover) is noticed too.
 //
-// Run starts no goroutine that outlives it.
+// # WAL
+//
+// Run keeps one replication connection. On its first connection it creates
+// the feed's replication slot (dropping one of the same name that a
+// previous process with this instance id left), which marks the point from
+// which every committed change is delivered; then it streams, delivering
+// one Changed per committed transaction, in commit order, and confirming
+// each to the server after delivering it (WithStatusInterval). When the
+// connection is lost it reconnects with the same backoff and resumes from
+// the last transaction it delivered: nothing is missed and nothing re-runs
+// but what changed. Only when the slot is gone by then (dropped, or
+// invalidated by the server's max_slot_wal_keep_size) does it create a new
+// one and call ChangedAll, logged and counted in Health.Fallbacks, as it
+// does when its very first connection needed retries.
+//
+// On its first connection Run returns an error, rather than retry, when the
+// database cannot serve the WAL source: wal_level is not logical, the
+// server is older than PostgreSQL 14, the role lacks the REPLICATION
+// attribute, or the publication does not exist (Install creates it).
+//
+// While it streams, Run also drops the slots of other instances of the
+// database that stayed unused past the slot expiry (WithSlotExpiry).
 func (f *Feed) Run(ctx context.Context) error {
 	if f.cfgErr != nil {
 		return f.cfgErr
@@ -51,7 +77,14 @@ func (f *Feed) Run(ctx context.Context) error {
 	defer f.running.Store(false)
 	f.health.update(func(h *Health) { h.Running = true })
 	defer f.health.update(func(h *Health) { h.Running = false })
+	if f.cfg.source == WAL {
+		return f.runWAL(ctx, sink)
+	}
+	return f.runNotify(ctx, sink)
+}
 
+// runNotify is Run for the Notify source.
+func (f *Feed) runNotify(ctx context.Context, sink adapter.ChangeSink) error {
 	log := f.cfg.logger
 	// missed: whether notifications may have been lost before this
 	// connection. They were if an earlier Run listened: nothing did
@@ -67,6 +100,7 @@ func (f *Feed) Run(ctx context.Context) error {
 				h.Connected, h.ConnectedSince, h.BackendPID = true, time.Now(), pid
 				if missed {
 					h.Reconnects++
+					h.Fallbacks++
 				}
 			})
 			f.readyOnce.Do(func() { close(f.ready) })
@@ -78,7 +112,9 @@ func (f *Feed) Run(ctx context.Context) error {
 			} else {
 				log.Debug("pgfeed: listening", "channel", f.cfg.channel, "pid", pid)
 			}
+			f.hearing.Store(true)
 			err = f.listen(ctx, conn, sink)
+			f.hearing.Store(false)
 			closeConn(conn)
 			// Only a connection that lasted resets the backoff: one
 			// lost at once (a server in a crash loop, a proxy that cuts

@@ -61,11 +61,14 @@ const (
 
 // triggerFunctionSQL is the trigger function. Its arguments come from the
 // CREATE TRIGGER: the channel, the table's key and the id column (empty for
-// none). For a row it sends the table key and the row's key, both the old
-// and the new one when an UPDATE changes the id; for TRUNCATE the table key.
-// The payload has the format Publish uses, with the instance id "sql", which
-// no feed has, so every instance processes it. A payload over the NOTIFY
-// limit (an enormous id) is cut down to the table key.
+// none). For a row it sends the row's key alone, both the old and the new
+// one when an UPDATE changes the id: a row's key reaches the queries that
+// read the row and those that read the table, where the table's key would
+// reach every query that read any row of it. It sends the table's key for
+// TRUNCATE, for a table without an id column and for a row whose id is
+// NULL. The payload has the format Publish uses, with the instance id
+// "sql", which no feed has, so every instance processes it. A payload over
+// the NOTIFY limit (an enormous id) is cut down to the table key.
 //
 // to_jsonb(row) ->> column reads the id without knowing its type or
 // building dynamic SQL. The function sets its own search_path: it runs
@@ -79,7 +82,7 @@ DECLARE
 	channel   text := TG_ARGV[0];
 	table_key text := TG_ARGV[1];
 	id_column text := TG_ARGV[2];
-	keys      text[] := ARRAY[table_key];
+	keys      text[] := ARRAY[]::text[];
 	row_key   text;
 	payload   text;
 BEGIN
@@ -97,6 +100,9 @@ BEGIN
 			END IF;
 		END IF;
 	END IF;
+	IF cardinality(keys) = 0 THEN
+		keys := ARRAY[table_key];
+	END IF;
 	payload := json_build_object('i', '` + sqlInstance + `', 'k', keys)::text;
 	IF octet_length(payload) > ` + fmt.Sprint(maxPayload) + ` THEN
 		payload := json_build_object('i', '` + sqlInstance + `', 'k', ARRAY[table_key])::text;
@@ -109,8 +115,11 @@ $pgfeed$`
 // InstallTriggers makes every write to the given tables notify channel
 // ("" for DefaultChannel), so that the feeds of all instances hear writes
 // made by psql, migrations, or other services, not only those reported
-// through the adapter. Keys are the table's key, plus "<key>/<id>" for each
-// row written when the table has an IDColumn.
+// through the adapter. A row written to a table with an IDColumn is
+// reported by its key alone, "<key>/<id>", which re-runs the queries that
+// read that row and those that read the whole table, as the adapter's
+// Changed does; other writes by the table's key. Feed.Install calls it for
+// a NOTIFY feed.
 //
 // It creates (or replaces) the trigger function mcplive_notify_change in
 // the first schema of the search_path, and on each table an AFTER INSERT OR

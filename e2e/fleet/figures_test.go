@@ -10,6 +10,8 @@ import (
 
 // figures are what a run measured.
 type figures struct {
+	feed                           string // the instances' -feed
+	feeds                          feedState
 	instances                      int
 	legacySessions, listenSessions int
 	subscriptions                  int
@@ -61,13 +63,13 @@ func (f figures) summary() string {
 	again := slices.Sorted(slices.Values(f.subscribedAgain))
 	backLegacy := slices.Sorted(slices.Values(f.backLegacy))
 	backListen := slices.Sorted(slices.Values(f.backListen))
-	return fmt.Sprintf("e2e/fleet: instances=%d (1 killed) sessions=%d (2025-11-25 GET stream %d, 2026-07-28 listen %d) subscriptions=%d "+
+	return fmt.Sprintf("e2e/fleet: feed=%s instances=%d (1 killed) sessions=%d (2025-11-25 GET stream %d, 2026-07-28 listen %d) subscriptions=%d "+
 		"writes=%d (through instances %d, straight to the database %d; %.1f/s over %.1fs) notifications=%d rereads=%d "+
 		"write-start-to-notification p50=%v p99=%v max=%v (n=%d; before the kill p50=%v p99=%v) "+
 		"killed instance's clients=%d (legacy %d, %d of them in a new session; listen %d) after the kill subscribed again p50=%v max=%v, back (every URI re-read) p50=%v max=%v (legacy p50=%v, listen p50=%v) "+
 		"listening again named %d versions, announced at once %d "+
-		"converged after the last write in %v stale=%d (behind %d, never told %d) unannounced=%d retried reads=%d excused errors=%d problems=%d",
-		f.instances, f.legacySessions+f.listenSessions, f.legacySessions, f.listenSessions, f.subscriptions,
+		"converged after the last write in %v stale=%d (behind %d, never told %d) unannounced=%d retried reads=%d excused errors=%d problems=%d %s",
+		f.feed, f.instances, f.legacySessions+f.listenSessions, f.legacySessions, f.listenSessions, f.subscriptions,
 		f.writes.viaInstance+f.writes.viaDB, f.writes.viaInstance, f.writes.viaDB,
 		float64(f.writes.viaInstance+f.writes.viaDB-1)/max(f.writes.span.Seconds(), 1e-9), f.writes.span.Seconds(),
 		f.notifications, f.rereads,
@@ -77,7 +79,7 @@ func (f figures) summary() string {
 		loadkit.Ms(loadkit.Percentile(again, 50)), loadkit.Ms(loadkit.Percentile(again, 100)), loadkit.Ms(loadkit.Percentile(back, 50)), loadkit.Ms(loadkit.Percentile(back, 100)),
 		loadkit.Ms(loadkit.Percentile(backLegacy, 50)), loadkit.Ms(loadkit.Percentile(backListen, 50)),
 		f.named, f.announced,
-		loadkit.Ms(f.converged), f.stale, f.behind, f.stale-f.behind, f.unannounced, f.retries, f.excused, f.problems)
+		loadkit.Ms(f.converged), f.stale, f.behind, f.stale-f.behind, f.unannounced, f.retries, f.excused, f.problems, f.feeds)
 }
 
 // latency is the p-th percentile of the write-to-notification latency.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"slices"
@@ -21,6 +22,10 @@ import (
 	"github.com/mcplive/adapter/e2e/internal/loadkit/mcpgoclient"
 	"github.com/mcplive/adapter/pgfeed/pgtest"
 )
+
+// fullNotify runs the NOTIFY fleet at the WAL fleet's size, to compare
+// them: go test -run TestFleet ./... -args -full-notify
+var fullNotify = flag.Bool("full-notify", false, "run the fleet on NOTIFY at full size too, not only on the WAL feed")
 
 const (
 	// instances run behind the balancer; victim is the one killed.
@@ -68,16 +73,40 @@ func (r *fleetRun) progressed() {
 // every instance and straight into the database; kills one instance with
 // SIGKILL halfway; and checks that its clients come back through the
 // balancer and that every subscription ends holding the final state.
+//
+// It runs once on each change feed of the example (-feed). The WAL feed,
+// the one to run in production, gets the full run (runScale); NOTIFY, the
+// example's default, a small one (smallScale) with the same patterns and
+// kill, which is enough to keep it working: its full run, measured over
+// many runs, is in docs/many-instances.md, and running both in full would
+// add a minute to CI for figures that do not change. Under the race
+// detector both are small.
 func TestFleet(t *testing.T) {
-	sc := runScale()
+	notifyScale := smallScale()
+	if *fullNotify {
+		notifyScale = runScale()
+	}
+	for _, run := range []struct {
+		feed string
+		sc   scale
+	}{
+		{"wal", runScale()},
+		{"notify", notifyScale},
+	} {
+		t.Run(run.feed, func(t *testing.T) { testFleet(t, run.feed, run.sc) })
+	}
+}
+
+func testFleet(t *testing.T, feed string, sc scale) {
 	haproxy := haproxyBinary(t)
 	pg := pgtest.Start(t)
+	durableCommits(t, pg)
 	insts := make([]*exampleproc.Process, instances)
 	servers := make([]string, instances)
 	for i := range insts {
 		// The balancer connects from 127.0.0.1: the instances take the
 		// client's address from its X-Forwarded-For.
-		insts[i] = example.Start(t, "-postgres", pg, "-trusted-proxy", "127.0.0.1")
+		insts[i] = example.Start(t, "-postgres", pg, "-feed", feed, "-trusted-proxy", "127.0.0.1")
 		servers[i] = insts[i].Addr()
 	}
 	lb := startBalancer(t, haproxy, servers)
@@ -134,13 +163,15 @@ func TestFleet(t *testing.T) {
 	}
 	converged := awaitConvergence(ctx, subs, truth, lastWrite.Add(settleBound), run.progress)
 	fig, staleExamples, unannouncedExamples := measure(subs, truth, run.writes.Counts(), killedAt)
-	fig.instances, fig.writes, fig.converged = instances, counts, converged
+	fig.feed, fig.instances, fig.writes, fig.converged = feed, instances, counts, converged
 	fig.excused, fig.problems = run.problems.Excused.Load(), run.problems.Count()
+	fig.feeds = feedStates(t, ctx, insts, db, feed)
 	t.Log(fig.summary())
 	fmt.Println(fig.summary()) // CI shows this line with go test -v
 
 	judge(t, fig, sc, staleExamples, unannouncedExamples)
 	judgeFailover(t, ctx, insts, subs, before, killedAt)
+	judgeFeeds(t, fig.feeds, feed)
 }
 
 // judge fails t for what a run's figures show went wrong.

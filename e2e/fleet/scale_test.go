@@ -23,3 +23,12 @@ func (s scale) sessions() int { return s.legacySessions + s.listenSessions }
 
 // killAt is the write before which an instance is killed: halfway.
 func (s scale) killAt() int { return s.writes() / 2 }
+
+// smallScale is the run under the race detector, and the run of the feed
+// that CI does not run at full size (TestFleet): the same patterns, sticky
+// GET streams, balanced listen streams and reads, writes through every
+// instance and straight into the database, one instance killed halfway
+// (each customer changes every 12 s), with fewer clients and writes.
+func smallScale() scale {
+	return scale{legacySessions: 12, listenSessions: 6, writesPerSecond: 5, writeFor: 10 * time.Second, dbEvery: 4}
+}

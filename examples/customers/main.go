@@ -8,6 +8,8 @@
 //	go run ./examples/customers -db shop.db    # keep the data in a file
 //	go run ./examples/customers -postgres postgres://localhost/shop -addr :8081
 //	                                           # PostgreSQL, shared by many instances
+//	go run ./examples/customers -postgres postgres://localhost/shop -feed wal
+//	                                           # ... who hear each other through the WAL
 //	go run ./examples/customers -pprof 127.0.0.1:6060
 //	                                           # and Go's profiler, on loopback (pprof.go)
 //
@@ -20,6 +22,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -43,6 +46,9 @@ type config struct {
 	addr     string // where HTTP listens
 	dbPath   string // "" for a fresh in-memory database
 	postgres string // a PostgreSQL connection URL, to use instead of SQLite
+	// feed is what the instances on PostgreSQL hear each other's writes
+	// through (postgres.go): "notify" or "wal".
+	feed string
 	// trustedProxies are the load balancers whose X-Forwarded-For names
 	// the client (clientaddr.go), as the flag spells them.
 	trustedProxies string
@@ -83,6 +89,8 @@ func parseFlags(args []string, errOut io.Writer) (config, error) {
 	fs.StringVar(&cfg.dbPath, "db", "", "SQLite database `file` (default: in memory, fresh on every start)")
 	fs.StringVar(&cfg.postgres, "postgres", "", "PostgreSQL connection `URL` (postgres://user@host/db): keep the data there instead of SQLite,\n"+
 		"shared by every instance started with it (see docs/many-instances.md)")
+	fs.StringVar(&cfg.feed, "feed", string(pgfeed.Notify), "with -postgres, what instances hear each other's writes through: `notify` (LISTEN/NOTIFY and\n"+
+		"triggers, on any PostgreSQL) or wal (the write-ahead log: needs wal_level=logical and a role with REPLICATION)")
 	fs.StringVar(&cfg.trustedProxies, "trusted-proxy", "", "`addresses` or CIDR networks of the load balancers in front (comma-separated): their\n"+
 		"X-Forwarded-For names the client, whose address keys the per-client subscription cap")
 	fs.StringVar(&cfg.pprof, "pprof", "", "loopback `address` to serve Go's profiler on (net/http/pprof, at /debug/pprof/); off by default")
@@ -106,6 +114,10 @@ func parseFlags(args []string, errOut io.Writer) (config, error) {
 		err = errors.New("-db and -postgres name two databases: choose one")
 	case *keptMiB < 0 || *keptMiB > 1<<20:
 		err = fmt.Errorf("-kept-mib %d: want 0 (keep none) to %d", *keptMiB, 1<<20)
+	case cfg.feed != string(pgfeed.Notify) && cfg.feed != string(pgfeed.WAL):
+		err = fmt.Errorf("-feed %q: want notify or wal", cfg.feed)
+	case flagSet(fs, "feed") && cfg.postgres == "":
+		err = errors.New("-feed connects instances on PostgreSQL: it needs -postgres")
 	default:
 		_, err = parseTrustedProxies(cfg.trustedProxies)
 	}
@@ -116,6 +128,13 @@ func parseFlags(args []string, errOut io.Writer) (config, error) {
 		fmt.Fprintln(errOut, err)
 	}
 	return cfg, err
+}
+
+// flagSet reports whether the command line set the flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // run serves until ctx ends (on SIGINT or SIGTERM) or serving fails.
@@ -185,7 +204,8 @@ func openInstance(ctx context.Context, cfg config, logger *slog.Logger) (*instan
 		opts = append(opts, adapter.WithKeptResults(*cfg.keptMiB<<20, adapter.DefaultKeptResultMax))
 	}
 	if cfg.postgres != "" {
-		inst, err = openPostgresInstance(ctx, cfg.postgres, logger, opts...) // postgres.go
+		source := pgfeed.Source(cmp.Or(cfg.feed, string(pgfeed.Notify)))
+		inst, err = openPostgresInstance(ctx, cfg.postgres, source, logger, opts...) // postgres.go
 	} else {
 		var st *store
 		if st, err = openStore(ctx, cfg.dbPath); err == nil {
@@ -197,6 +217,11 @@ func openInstance(ctx context.Context, cfg config, logger *slog.Logger) (*instan
 	}
 	if err := tel.register(inst.a); err != nil {
 		return nil, errors.Join(err, inst.Close(), tel.close())
+	}
+	if inst.feed != nil {
+		if err := tel.registerFeed(inst.feed); err != nil { // feedmetrics.go
+			return nil, errors.Join(err, inst.Close(), tel.close())
+		}
 	}
 	inst.tel = tel
 	return inst, nil

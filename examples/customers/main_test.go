@@ -296,7 +296,7 @@ func TestFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg != (config{addr: "127.0.0.1:0", dbPath: "shop.db", stdio: true}) {
+	if cfg != (config{addr: "127.0.0.1:0", dbPath: "shop.db", feed: "notify", stdio: true}) {
 		t.Errorf("parsed %+v", cfg)
 	}
 	if cfg, _ := parseFlags(nil, io.Discard); cfg.addr != "127.0.0.1:8080" || cfg.dbPath != "" {

@@ -33,11 +33,22 @@ func TestMain(m *testing.M) {
 
 func TestPostgresFlag(t *testing.T) {
 	cfg, err := parseFlags([]string{"-postgres", "postgres://localhost/shop"}, io.Discard)
-	if err != nil || cfg.postgres != "postgres://localhost/shop" || cfg.dbPath != "" {
+	if err != nil || cfg.postgres != "postgres://localhost/shop" || cfg.dbPath != "" || cfg.feed != "notify" {
 		t.Errorf("-postgres: %+v, %v", cfg, err)
 	}
-	if _, err := parseFlags([]string{"-db", "shop.db", "-postgres", "postgres://localhost/shop"}, io.Discard); err == nil {
-		t.Error("-db with -postgres was accepted")
+	if cfg, err := parseFlags([]string{"-postgres", "postgres://localhost/shop", "-feed", "wal"}, io.Discard); err != nil || cfg.feed != "wal" {
+		t.Errorf("-feed wal: %+v, %v", cfg, err)
+	}
+	for _, args := range [][]string{
+		{"-db", "shop.db", "-postgres", "postgres://localhost/shop"},
+		{"-postgres", "postgres://localhost/shop", "-feed", "kafka"},
+		{"-feed", "wal"}, // no -postgres: nothing to feed
+		{"-feed", "notify"},
+	} {
+		var said strings.Builder
+		if _, err := parseFlags(args, &said); err == nil || !strings.Contains(said.String(), "-") {
+			t.Errorf("%q: %v, said %q; want an error naming the flag", args, err, said.String())
+		}
 	}
 }
 
@@ -183,17 +194,24 @@ func errorClass(err error) string {
 }
 
 // TestPostgresTwoInstances runs two instances of the example on one
-// PostgreSQL database, as -postgres does: instance 1 with run itself on
-// stdio, instance 2 with the same openInstance and serveHTTP on a loopback port.
-// An agent subscribed on instance 2 hears about a customer created through
-// the tool on instance 1, and about a write made with plain SQL.
+// PostgreSQL database, as -postgres does, with each feed: instance 1 with
+// run itself on stdio, instance 2 with the same openInstance and serveHTTP
+// on a loopback port. An agent subscribed on instance 2 hears about a
+// customer created through the tool on instance 1, and about a write made
+// with plain SQL.
 func TestPostgresTwoInstances(t *testing.T) {
+	for _, feed := range []string{"notify", "wal"} {
+		t.Run(feed, func(t *testing.T) { testTwoInstances(t, feed) })
+	}
+}
+
+func testTwoInstances(t *testing.T, feed string) {
 	url := pgtest.StartShared(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 
 	// Instance 2, over HTTP. It creates and seeds the database.
-	two, err := openInstance(ctx, config{postgres: url}, quietLogger())
+	two, err := openInstance(ctx, config{postgres: url, feed: feed}, quietLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,8 +230,8 @@ func TestPostgresTwoInstances(t *testing.T) {
 	})
 	base := "http://" + ln.Addr().String()
 	var health pgfeed.Health
-	if code := getJSON(t, base+"/healthz/feed", &health); code != http.StatusOK || !health.Connected {
-		t.Errorf("/healthz/feed: %d %+v, want 200 and connected", code, health)
+	if code := getJSON(t, base+"/healthz/feed", &health); code != http.StatusOK || !health.Connected || string(health.Source) != feed {
+		t.Errorf("/healthz/feed: %d %+v, want 200, connected, source %s", code, health, feed)
 	}
 
 	// An agent on instance 2 reads an expanded URI and subscribes to it.
@@ -225,7 +243,7 @@ func TestPostgresTwoInstances(t *testing.T) {
 	listen(t, agent, uri)
 
 	// Instance 1, run as main runs it, on stdio: an agent creates Zed.
-	one := startStdio(t, config{postgres: url, stdio: true})
+	one := startStdio(t, config{postgres: url, feed: feed, stdio: true})
 	one.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"0"}}}`)
 	one.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	one.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"customers_create","arguments":{"name":"Zed Shaw","email":"zed@example.com"}}}`)
@@ -249,7 +267,8 @@ func TestPostgresTwoInstances(t *testing.T) {
 		t.Errorf("instance 2 reads %s", body)
 	}
 
-	// psql, or any other client of the database: the triggers report it.
+	// psql, or any other client of the database: the triggers, or the
+	// log, report it.
 	sqlClient, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
@@ -264,6 +283,22 @@ func TestPostgresTwoInstances(t *testing.T) {
 	}
 
 	one.stop(t)
+	if code := getJSON(t, base+"/healthz/feed", &health); code != http.StatusOK || health.Received == 0 ||
+		feed == "wal" && (health.Confirmed == 0 || health.Slot == "" || health.Fallbacks != 0) {
+		t.Errorf("/healthz/feed: %d %+v", code, health)
+	}
+	if feed == "wal" {
+		// Instance 1 stopped cleanly: its slot is gone, instance 2's is
+		// in use.
+		var slots []string
+		rows, err := sqlClient.Query(ctx, `SELECT slot_name || ':' || active FROM pg_replication_slots WHERE database = current_database()`)
+		if err == nil {
+			slots, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		}
+		if err != nil || !reflect.DeepEqual(slots, []string{health.Slot + ":true"}) {
+			t.Errorf("replication slots %q, %v; want %s in use, alone", slots, err, health.Slot)
+		}
+	}
 }
 
 // getJSON decodes the JSON body of GET url into v and returns the status.

@@ -31,6 +31,9 @@ type telemetry struct {
 	meters   *sdkmetric.MeterProvider
 	metrics  http.Handler // GET /metrics
 	reg      metric.Registration
+	// feedReg is the change feed's metrics (feedmetrics.go), on
+	// PostgreSQL.
+	feedReg metric.Registration
 }
 
 // newTelemetry makes the meter provider and its Prometheus exporter, on a
@@ -77,6 +80,9 @@ func (t *telemetry) close() error {
 	var err error
 	if t.reg != nil {
 		err = t.reg.Unregister()
+	}
+	if t.feedReg != nil {
+		err = errors.Join(err, t.feedReg.Unregister())
 	}
 	return errors.Join(err, t.meters.Shutdown(context.Background()))
 }

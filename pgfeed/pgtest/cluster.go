@@ -81,6 +81,8 @@ func (c *cluster) initdb() error {
 	// --no-sync and fsync=off: the data is thrown away, durability buys
 	// nothing and costs seconds. Trust authentication is safe because the
 	// server listens on loopback and a private socket directory only.
+	// wal_level=logical, and slots and senders for many feeds at once:
+	// pgfeed's WAL source reads the log through logical replication.
 	if _, err := c.run(c.bins.initdb, "-D", c.data, "-U", "postgres", "-A", "trust",
 		"-E", "UTF8", "--locale=C", "--no-sync"); err != nil {
 		return err
@@ -93,6 +95,9 @@ fsync = off
 synchronous_commit = off
 full_page_writes = off
 max_connections = 200
+wal_level = logical
+max_replication_slots = 40
+max_wal_senders = 40
 `, c.dir)
 	f, err := os.OpenFile(filepath.Join(c.data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
