@@ -222,14 +222,35 @@ func withAgentRun(ctx context.Context, run *agentRun) context.Context {
 }
 
 // askKept makes run the agentRun of a read or a tools/call (cause) of c
-// with canonical arguments args in scope: one that asks for the kept
-// result when c keeps results.
-func (r *liveRegistry) askKept(run *agentRun, c *command, cause runCause, args string, scope string) *agentRun {
+// with canonical arguments args in scope, in ctx: one that asks for the
+// kept result when c keeps results and the request may be answered from
+// one (mayAnswerKept).
+func (r *liveRegistry) askKept(ctx context.Context, run *agentRun, c *command, cause runCause, args string, scope string) *agentRun {
 	*run = agentRun{cause: cause}
-	if c.keep && r.kept.on {
+	if c.keep && r.kept.on && r.mayAnswerKept(ctx) {
 		run.ask, run.key = true, queryKey{cmd: c, args: args, scope: scope}
 	}
 	return run
+}
+
+// mayAnswerKept reports whether the request of ctx may be answered from a
+// kept result. Without a change feed, always. With one, only a request on
+// a session (a 2025-11-25 one, which a balancer keeps on one instance, or
+// stdio): a client's notifications come from the instance that holds its
+// session or stream, after that instance's re-run, and its reads on that
+// same instance find the new result kept. A sessionless request (a
+// 2026-07-28 read over Streamable HTTP, which a balancer sends anywhere)
+// may reach an instance whose feed has not yet delivered the change that
+// another instance notified its client of: answered from the result kept
+// there, the client would hold the result from before the change, and no
+// notification would follow. It runs its command, which reads what the
+// database has.
+func (r *liveRegistry) mayAnswerKept(ctx context.Context) bool {
+	if r.kept.hearing == nil {
+		return true
+	}
+	s := sessionFrom(ctx)
+	return s != nil && s.SessionID() != ""
 }
 
 // innermost is what the innermost step of the chain does before it runs

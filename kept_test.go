@@ -629,3 +629,42 @@ func TestKeptNotEncodedAgainWhenUnchanged(t *testing.T) {
 		t.Errorf("%+v: a result larger than the largest was kept", s)
 	}
 }
+
+// With a change feed, a request without a session (a 2026-07-28 read over
+// Streamable HTTP, which a balancer sends to any instance) runs its
+// command: the instance it reaches may not have heard yet the change that
+// another instance notified its client of. Without a feed, it is answered
+// from the kept result as any other.
+func TestKeptSessionlessWithAFeed(t *testing.T) {
+	sessionless := func(a *Adapter) {
+		t.Helper()
+		raw := []byte(`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"app://items_show/1","_meta":{` +
+			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+			`"io.modelcontextprotocol/clientInfo":{"name":"fake","version":"1"}}}}`)
+		if b, _ := json.Marshal(a.HandleMessage(context.Background(), raw)); !strings.Contains(string(b), `\"v1\"`) {
+			t.Fatalf("a sessionless read answered %s", b)
+		}
+	}
+	for _, withFeed := range []bool{false, true} {
+		feed := &hearingFeed{}
+		feed.hearing.Store(true)
+		var opts []Option
+		if withFeed {
+			opts = append(opts, WithChangeFeed(feed))
+		}
+		a := newKeptServer(t, newHeldStore(1), opts...)
+		f := newFakeClient(t, a, "watcher", 16)
+		if e := f.subscribe("app://items_show/1"); e != nil {
+			t.Fatal(e)
+		}
+		keptName(t, f, "app://items_show/1", false) // on a session: kept
+		sessionless(a)
+		want := uint64(2)
+		if withFeed {
+			want = 1
+		}
+		if s := a.LiveStats(); s.KeptAnswers != want {
+			t.Errorf("with a feed %v: %d reads answered from the kept result, want %d", withFeed, s.KeptAnswers, want)
+		}
+	}
+}

@@ -162,7 +162,7 @@ func (a *Adapter) read(ctx context.Context, o Observation, c *command, st *readS
 	if err != nil {
 		return nil, err
 	}
-	run := a.live.askKept(&st.run, c, causeRead, string(st.args), st.scope)
+	run := a.live.askKept(ctx, &st.run, c, causeRead, string(st.args), st.scope)
 	res, err := c.invokeDecoded(withAgentRun(ctx, run), middleware.Agent, args, st.args)
 	phase := PhaseCommand
 	if run.answer {

@@ -45,7 +45,7 @@ func (a *Adapter) callTool(ctx context.Context, c *command, req mcp.CallToolRequ
 	if err != nil {
 		return nil, err
 	}
-	run := a.live.askKept(new(agentRun), c, causeCall, string(raw), scope)
+	run := a.live.askKept(ctx, new(agentRun), c, causeCall, string(raw), scope)
 	res, err := c.invoke(withAgentRun(ctx, run), middleware.Agent, raw)
 	if err != nil {
 		return nil, err
