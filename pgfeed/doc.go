@@ -118,6 +118,9 @@
 // Health reports the source, whether the feed is connected, its
 // reconnections and fallbacks, its last error and, for WAL, its position
 // in the log and its lag; HealthHandler serves it for a readiness probe.
+// Hearing tells the adapter whether every change made elsewhere reaches it
+// right now (adapter.ChangeFeedHearing): while it does not, the adapter
+// answers no read from the results its live queries keep.
 //
 // Connect the feed to PostgreSQL itself, to the primary. LISTEN does not
 // work through transaction pooling, and replication connections do not go
