@@ -60,11 +60,15 @@ type ChangeFeedAll interface {
 // ChangeFeedHearing, every read runs its command. pgfeed.Feed is one.
 type ChangeFeedHearing interface {
 	ChangeFeed
-	// Hearing reports whether every change made elsewhere from now on
-	// reaches the sink, and every change made before has reached it (or
-	// been covered by ChangedAll): false while the feed is disconnected,
-	// and after it reconnects until it has caught up. It is called on
-	// the path of reads, and must be cheap and never block.
+	// Hearing reports whether the feed is connected and has delivered
+	// what it missed while it was not (or covered it with ChangedAll):
+	// false while it is disconnected, as soon as it knows, and after it
+	// reconnects until it has caught up. A change made elsewhere still
+	// reaches the sink as late as the feed's latency while it hears:
+	// what is between a commit and its delivery is the feed's to bound,
+	// not Hearing's. It is called on the path of reads with the adapter's
+	// lock held: it must be cheap, never block, and never call into the
+	// adapter or the sink.
 	Hearing() bool
 }
 

@@ -107,16 +107,22 @@ func (q *query) keptSize() int {
 }
 
 // keepRunLocked notes what a run of q learned of its result beyond the
-// digest (its version, and its encoding, kept when q keeps results), and
-// whether what q keeps is current. applyLocked has forgotten what it knew
-// of a result the run found changed.
+// digest (its version, and its encoding, kept when q keeps results and its
+// subscribers read them), and whether what q keeps is current.
+// applyLocked has forgotten what it knew of a result the run found
+// changed. A version and the text kept are always of one encoding: equal
+// digests are equal JSON but for a result whose MarshalJSON answers
+// differently from call to call, or of an interface type whose nil slice
+// and nil map digest alike.
 func (r *liveRegistry) keepRunLocked(q *query, out runResult, current bool) {
 	if out.version != (digest.Digest{}) {
 		if q.result == nil {
 			q.result = &keptResult{q: q}
+		} else if q.result.version != out.version {
+			r.dropTextLocked(q.result)
 		}
 		q.result.version = out.version
-		if out.text != "" && r.kept.on && q.key.cmd.keep {
+		if out.text != "" && r.kept.on && q.key.cmd.keep && q.unread < maxUnread {
 			r.keepTextLocked(q.result, out.text)
 		}
 	}
@@ -127,7 +133,7 @@ func (r *liveRegistry) keepRunLocked(q *query, out runResult, current bool) {
 // within the budget once the results read least recently are let go.
 func (r *liveRegistry) keepTextLocked(e *keptResult, text string) {
 	k := &r.kept
-	if e.text != "" || e.q.dropped || len(text) > k.max {
+	if e.text != "" || e.q.dropped || len(text) > min(k.max, k.budget) {
 		return
 	}
 	for k.bytes+len(text) > k.budget && k.tail != nil {
@@ -211,7 +217,8 @@ type agentRun struct {
 	ask     bool
 	key     queryKey
 	answer  bool          // the kept result answered
-	version digest.Digest // its version, when it answered
+	text    string        // what it answered
+	version digest.Digest // its version
 }
 
 type agentRunKey struct{}
@@ -267,9 +274,9 @@ func (c *command) innermost(ctx context.Context, call *middleware.Call, r *liveR
 			cause = causeCall
 			break
 		}
-		if run.ask {
+		if run.ask && run.key.cmd == c {
 			if text, version, ok := r.answerKept(run.key); ok {
-				run.answer, run.version = true, version
+				run.answer, run.text, run.version = true, text, version
 				return middleware.KeptResult{JSON: text}, true
 			}
 		}
@@ -292,7 +299,11 @@ func (r *liveRegistry) answerKept(key queryKey) (text string, version digest.Dig
 	}
 	q.unread = 0
 	e := q.result
-	if e == nil || e.text == "" || !q.fresh || r.closed || r.kept.hearing != nil && !r.kept.hearing() {
+	if e == nil || e.text == "" {
+		q.missed = true
+		return "", version, false
+	}
+	if !q.fresh || r.closed || r.kept.hearing != nil && !r.kept.hearing() {
 		return "", version, false
 	}
 	if r.kept.head != e {
@@ -320,18 +331,21 @@ const (
 // busy server, still find the next result kept).
 const maxUnread = 2
 
-// encodeModeLocked says what the next run of q encodes: its result when
-// a subscriber needs its version, or when q keeps results and its
-// subscribers read them; only a changed one when q knows the version of
-// the one it has. So a result that is not kept (larger than the largest,
-// or let go for the budget) is encoded again only once it changes, not by
+// encodeModeLocked says what the next run of q encodes, as the run
+// begins: its result when a subscriber needs its version, or when q keeps
+// results and its subscribers read them; only a changed one when q knows
+// the version of the one it has, unless a read since found nothing kept.
+// So a result that is not kept (larger than the largest, or let go for the
+// budget) is encoded again only once it changes or is asked for, not by
 // every run that finds it the same.
 func (r *liveRegistry) encodeModeLocked(q *query) encodeMode {
 	keep := r.kept.on && q.key.cmd.keep && q.unread < maxUnread
+	missed := q.missed
+	q.missed = false
 	switch {
 	case !keep && !q.versioned:
 		return encodeNone
-	case q.result == nil:
+	case q.result == nil || keep && missed:
 		return encodeAlways
 	}
 	return encodeChanged

@@ -63,12 +63,14 @@ func (s *freshStore) raise(tenant string, id int) int {
 }
 
 type freshShow struct {
-	ID    int `json:"id"`
-	Value int `json:"value"`
+	Tenant string `json:"tenant"`
+	ID     int    `json:"id"`
+	Value  int    `json:"value"`
 }
 
 type freshList struct {
-	Values []int `json:"values"`
+	Tenant string `json:"tenant"`
+	Values []int  `json:"values"`
 }
 
 // pauseFor holds a command for a while drawn by its own arguments and the
@@ -87,21 +89,35 @@ func pauseFor(n int64) {
 func newFreshServer(t *testing.T, st *freshStore) *Adapter {
 	a := Wrap(server.NewMCPServer("model", "1"), WithScope(tenantScope))
 	var tick atomic.Int64
+	// Its re-runs run in batches (WithBatch), of one tenant each.
 	Live(a, "model_show", "One item.", func(ctx context.Context, args itemArgs) (freshShow, error) {
 		Reads(ctx, fmt.Sprintf("items/%d", args.ID))
 		tenant, _ := tenantOf(ctx)
 		pauseFor(tick.Add(1))
 		v := st.get(tenant)[args.ID]
 		pauseFor(tick.Add(1)) // what it read may be overtaken now
-		return freshShow{ID: args.ID, Value: v}, nil
-	})
+		return freshShow{Tenant: tenant, ID: args.ID, Value: v}, nil
+	}, WithBatch(func(ctx context.Context, args []itemArgs) ([]freshShow, error) {
+		tenant, _ := tenantOf(ctx)
+		out := make([]freshShow, len(args))
+		for i, x := range args {
+			ReadsAt(ctx, i, fmt.Sprintf("items/%d", x.ID))
+		}
+		pauseFor(tick.Add(1))
+		vs := st.get(tenant)
+		pauseFor(tick.Add(1))
+		for i, x := range args {
+			out[i] = freshShow{Tenant: tenant, ID: x.ID, Value: vs[x.ID]}
+		}
+		return out, nil
+	}))
 	Live(a, "model_list", "Every item.", func(ctx context.Context, _ struct{}) (freshList, error) {
 		Reads(ctx, "items")
 		tenant, _ := tenantOf(ctx)
 		pauseFor(tick.Add(1))
 		vs := st.get(tenant)
 		pauseFor(tick.Add(1))
-		return freshList{Values: vs[1:]}, nil
+		return freshList{Tenant: tenant, Values: vs[1:]}, nil
 	})
 	return a
 }
@@ -154,6 +170,7 @@ func checkKeptFreshness(t *testing.T, c *draw.Choices) uint64 {
 	}
 	for w := range freshWriters {
 		tn, ops := freshTenants[w%len(freshTenants)], plan()
+		f := newFakeClient(t, a, fmt.Sprintf("%s-write%d", tn, w), 16)
 		run(func() {
 			for _, op := range ops {
 				id := max(op.id, 1)
@@ -163,6 +180,14 @@ func checkKeptFreshness(t *testing.T, c *draw.Choices) uint64 {
 					if old := d.Load(); old >= int64(v) || d.CompareAndSwap(old, int64(v)) {
 						break
 					}
+				}
+				// The writer reads its write back at once, as an agent
+				// that wrote through a tool would: the re-run has most
+				// likely not ended, and the kept result is stale.
+				text, _, rerr := readAnswer(t, f, uriOf(id), op.modern)
+				var s freshShow
+				if rerr != nil || json.Unmarshal([]byte(text), &s) != nil || s.Value < v {
+					fail("tenant %s wrote %d to item %d, then read %q, %+v", tn, v, id, text, rerr)
 				}
 			}
 		})
@@ -196,8 +221,8 @@ func checkKeptFreshness(t *testing.T, c *draw.Choices) uint64 {
 				}
 				if op.id == 0 {
 					var l freshList
-					if err := json.Unmarshal([]byte(text), &l); err != nil || len(l.Values) != freshItems {
-						fail("read %s: %q", uriOf(op.id), text)
+					if err := json.Unmarshal([]byte(text), &l); err != nil || len(l.Values) != freshItems || l.Tenant != tn {
+						fail("tenant %s read %s: %q", tn, uriOf(op.id), text)
 						return
 					}
 					for id := 1; id <= freshItems; id++ {
@@ -208,8 +233,8 @@ func checkKeptFreshness(t *testing.T, c *draw.Choices) uint64 {
 					continue
 				}
 				var s freshShow
-				if err := json.Unmarshal([]byte(text), &s); err != nil {
-					fail("read %s: %q", uriOf(op.id), text)
+				if err := json.Unmarshal([]byte(text), &s); err != nil || s.Tenant != tn {
+					fail("tenant %s read %s: %q", tn, uriOf(op.id), text)
 					return
 				}
 				if int64(s.Value) < floor[op.id] {

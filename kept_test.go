@@ -668,3 +668,81 @@ func TestKeptSessionlessWithAFeed(t *testing.T) {
 		}
 	}
 }
+
+// A paced command keeps its results for the reads its notifications
+// cause: what counts as unread is a notification, not each change applied
+// within an interval.
+func TestKeptPaced(t *testing.T) {
+	st := newItemStore(1)
+	a := Wrap(server.NewMCPServer("kept-test", "1.0.0"))
+	Live(a, "items_paced", "One item, paced.", func(ctx context.Context, args itemArgs) (item, error) {
+		Reads(ctx, "items")
+		v, _ := st.get(args.ID)
+		return item{ID: args.ID, Name: v}, nil
+	}, WithNotifyInterval(time.Hour))
+	readers := make([]*fakeClient, 3)
+	for i := range readers {
+		readers[i] = newFakeClient(t, a, fmt.Sprint("reader-", i), 16)
+		if e := readers[i].subscribe("app://items_paced/1"); e != nil {
+			t.Fatal(e)
+		}
+	}
+	for i := range 4 { // the first notifies at once; the others wait for the interval
+		st.set(1, fmt.Sprint("v", i+2))
+		a.Changed("items")
+		if err := a.live.waitFor(t.Context(), func() bool { return a.live.workers == 0 && a.live.runq.n == 0 }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := runsOf(a, "items_paced").Read
+	for _, f := range readers {
+		if name := keptName(t, f, "app://items_paced/1", false); name != "v5" {
+			t.Fatalf("read %q, want v5", name)
+		}
+	}
+	if got := runsOf(a, "items_paced").Read - before; got != 0 || a.LiveStats().KeptAnswers != 3 {
+		t.Errorf("3 reads after 4 paced changes ran the command %d times, %+v; want each answered from the kept result", got, a.LiveStats())
+	}
+}
+
+// A result larger than the whole budget is not kept, whatever the largest
+// a result may be.
+func TestKeptNoLargerThanTheBudget(t *testing.T) {
+	st := newHeldStore(1)
+	a := newKeptServer(t, st, WithKeptResults(8, 1<<20))
+	f := newFakeClient(t, a, "reader", 16)
+	if e := f.subscribe("app://items_show/1"); e != nil {
+		t.Fatal(e)
+	}
+	if s := a.LiveStats(); s.Kept != 0 || s.KeptBytes > 8 {
+		t.Errorf("%+v: want nothing kept over a budget of 8 bytes", s)
+	}
+}
+
+// A middleware that shapes results must shape the re-runs' too (origin
+// Live): their results are what reads are answered with. Shaped for every
+// origin, a kept answer is shaped as a run's is.
+func TestKeptShapedByMiddleware(t *testing.T) {
+	redact := func(next middleware.Handler) middleware.Handler {
+		return func(ctx context.Context, call *middleware.Call) (any, error) {
+			res, err := next(ctx, call)
+			if r, ok := res.(item); ok {
+				r.Name = "[redacted]"
+				return r, err
+			}
+			return res, err
+		}
+	}
+	st := newHeldStore(1)
+	a := newKeptServer(t, st, WithMiddleware(redact))
+	f := newFakeClient(t, a, "reader", 16)
+	if e := f.subscribe("app://items_show/1"); e != nil {
+		t.Fatal(e)
+	}
+	st.set(1, "secret")
+	a.Changed("items/1")
+	waitIdle(t, a)
+	if name := keptName(t, f, "app://items_show/1", false); name != "[redacted]" || a.LiveStats().KeptAnswers != 1 {
+		t.Errorf("read %q, %+v; want the redacted result, from the kept one", name, a.LiveStats())
+	}
+}

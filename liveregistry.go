@@ -151,10 +151,12 @@ type query struct {
 	// versioned: a stream of a subscription of it hears versions, so its
 	// version is always known. Never cleared.
 	versioned bool
-	// unread counts its current results since the last read or
-	// tools/call that asked for one: its subscribers read, or do not
-	// (encodeModeLocked).
+	// unread counts the notifications of its subscribers since the last
+	// read or tools/call that asked for its result: its subscribers read,
+	// or do not (encodeModeLocked). missed: such a read found no kept
+	// result, so the next run encodes what it finds.
 	unread uint8
+	missed bool
 	// run is the context of its re-run while one is running, which is
 	// cancelled when the query is dropped so that the run can stop early.
 	run *runContext
@@ -435,16 +437,22 @@ func (r *liveRegistry) applyLocked(q *query, out runResult, current bool) (chang
 	if !changed {
 		return false
 	}
-	if current && q.unread < maxUnread {
-		q.unread++ // a result its subscribers may read, or not
-	}
 	if q.key.cmd.notifyEvery > 0 && r.delayLocked(q) {
 		return true
+	}
+	r.notifyAllLocked(q)
+	return true
+}
+
+// notifyAllLocked queues a notification for each subscription of q, whose
+// result changed: each subscriber may read it, or not (kept.go).
+func (r *liveRegistry) notifyAllLocked(q *query) {
+	if q.unread < maxUnread {
+		q.unread++
 	}
 	for _, s := range q.subs {
 		r.enqueueLocked(s)
 	}
-	return true
 }
 
 // dropQueryLocked removes a query that has no subscriptions left, and

@@ -283,6 +283,14 @@ func WithRerunTimeout(d time.Duration) Option {
 // passes (see package middleware). The first given is the outermost. Each
 // command's handlers are wrapped once, when it is declared, so state a
 // middleware keeps in the handler it returns lasts as long as the command.
+//
+// A middleware that changes results (redacts a field, say) must change
+// them whatever the call's origin, re-runs (origin Live) included: a
+// re-run's result is what the reads its notification causes are answered
+// with (WithKeptResults), and those reads pass the chain with a
+// middleware.KeptResult in its place. One that changes results for some
+// callers only needs a scope (WithScope) that tells them apart, or its
+// commands' WithoutKeptResults.
 func WithMiddleware(mws ...middleware.Middleware) Option {
 	return func(c *config) { c.middleware = append(c.middleware, mws...) }
 }

@@ -161,9 +161,7 @@ func (r *liveRegistry) releaseDueLocked(now time.Duration) []delayedNote {
 		q := p.due[0]
 		p.remove(0)
 		q.pace.noted, q.pace.notedAt = true, at
-		for _, s := range q.subs {
-			r.enqueueLocked(s)
-		}
+		r.notifyAllLocked(q)
 		if r.a.cfg.observer != nil && len(q.subs) > 0 {
 			told = append(told, delayedNote{cmd: q.key.cmd.name, n: len(q.subs)})
 		}

@@ -187,7 +187,7 @@ func (a *Adapter) read(ctx context.Context, o Observation, c *command, st *readS
 // (MetaVersion): the content digest of that JSON.
 func (c *command) answerText(res any, run *agentRun, withVersion bool) (text string, version digest.Digest, err error) {
 	if kept, ok := res.(middleware.KeptResult); ok {
-		if run.answer {
+		if run.answer && kept.JSON == run.text {
 			return kept.JSON, run.version, nil
 		}
 		// A middleware's own: its JSON is the answer.

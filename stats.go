@@ -175,7 +175,9 @@ type LiveQuery struct {
 	LastChange time.Time `json:"lastChange,omitzero"`
 	// Kept is the size of the result it keeps to answer reads with
 	// (WithKeptResults), 0 when it keeps none; Current, that the result
-	// kept is current, so that reads are answered from it.
+	// kept is current: reads are answered from it, unless the change feed
+	// does not hear, the adapter is closing, or the request may not be
+	// (a sessionless one, with a feed).
 	Kept    int  `json:"kept,omitempty"`
 	Current bool `json:"current,omitempty"`
 }

@@ -104,6 +104,10 @@ func (f *Feed) runNotify(ctx context.Context, sink adapter.ChangeSink) error {
 				}
 			})
 			f.readyOnce.Do(func() { close(f.ready) })
+			// Hearing from LISTEN on; the ChangedAll that covers what was
+			// missed comes after, so that the re-runs it causes begin
+			// while the feed hears, and what they keep is current.
+			f.hearing.Store(true)
 			if missed {
 				log.Info("pgfeed: reconnected; re-running all live queries", "channel", f.cfg.channel, "pid", pid)
 				// After LISTEN, so that a change made while the queries
@@ -112,7 +116,6 @@ func (f *Feed) runNotify(ctx context.Context, sink adapter.ChangeSink) error {
 			} else {
 				log.Debug("pgfeed: listening", "channel", f.cfg.channel, "pid", pid)
 			}
-			f.hearing.Store(true)
 			err = f.listen(ctx, conn, sink)
 			f.hearing.Store(false)
 			closeConn(conn)

@@ -40,10 +40,14 @@ const unsureFor = time.Second
 const visibleWait = 10 * time.Second
 
 // awaitVisible returns once transaction xid, which committed, is visible
-// to new snapshots, or, logged, when it cannot tell.
-func (f *Feed) awaitVisible(ctx context.Context, xid uint32) {
-	if xid == 0 || f.wal.snapKnown && f.wal.snap.completed(xid) || time.Now().Before(f.wal.unsureUntil) {
-		return
+// to new snapshots, or, logged, when it cannot tell: then it reports
+// false, and a re-run of what xid changed may still read what came before.
+func (f *Feed) awaitVisible(ctx context.Context, xid uint32) (sure bool) {
+	if xid == 0 || f.wal.snapKnown && f.wal.snap.completed(xid) {
+		return true
+	}
+	if time.Now().Before(f.wal.unsureUntil) {
+		return false
 	}
 	delay := 50 * time.Microsecond
 	deadline := time.Now().Add(visibleWait)
@@ -55,11 +59,11 @@ func (f *Feed) awaitVisible(ctx context.Context, xid uint32) {
 				f.cfg.logger.Warn("pgfeed: could not make sure transactions are visible before re-running what they changed; delivering without asking for a second",
 					"xid", xid, "error", err)
 			}
-			return
+			return false
 		}
 		f.wal.snap, f.wal.snapKnown = snap, true
 		if snap.completed(xid) {
-			return
+			return true
 		}
 		if delay == 50*time.Microsecond {
 			f.waits.Add(1)
@@ -67,10 +71,10 @@ func (f *Feed) awaitVisible(ctx context.Context, xid uint32) {
 		if !time.Now().Before(deadline) {
 			f.cfg.logger.Warn("pgfeed: a committed transaction is still invisible; re-running what it changed anyway",
 				"xid", xid, "waited", visibleWait)
-			return
+			return false
 		}
 		if !sleep(ctx, delay) {
-			return
+			return false
 		}
 		delay = min(2*delay, 5*time.Millisecond)
 	}

@@ -29,8 +29,14 @@ type walState struct {
 	// connection.
 	lastPID uint32
 	// hearFrom is the end of the log when the feed last connected: once
-	// it has delivered up to there, it hears every change (Hearing).
-	hearFrom pglogrepl.LSN
+	// it has delivered up to there, it hears every change (Hearing),
+	// unless doubted: it delivered a transaction it could not make sure
+	// was visible (awaitVisible), whose re-runs may have read what came
+	// before it. allOnHearing: once it hears, every live query runs again
+	// (a new slot, or doubt).
+	hearFrom     pglogrepl.LSN
+	doubted      bool
+	allOnHearing bool
 	// unused are the other feeds' slots seen unused, and since when
 	// (sweep).
 	unused map[string]time.Time
@@ -180,7 +186,9 @@ func (f *Feed) replicate(ctx context.Context, pc *pgconn.PgConn, sink adapter.Ch
 	case fallback:
 		log.Warn("pgfeed: streaming from a new replication slot, the changes since the old one's position are unknown; re-running all live queries",
 			"slot", f.wal.slot, "from", f.wal.confirmed)
-		sink.ChangedAll()
+		// Once it hears: so that the re-runs begin when nothing can be
+		// missed any more, and the results they keep are current.
+		f.wal.allOnHearing = true
 	case reconnect:
 		log.Info("pgfeed: streaming again from the last position delivered", "slot", f.wal.slot, "from", f.wal.confirmed, "pid", pid)
 	default:
@@ -191,7 +199,7 @@ func (f *Feed) replicate(ctx context.Context, pc *pgconn.PgConn, sink adapter.Ch
 	if err := f.sendStatus(pc, true); err != nil {
 		return err
 	}
-	f.heardUpTo(f.wal.confirmed)
+	f.heardUpTo(f.wal.confirmed, sink)
 	return f.stream(ctx, pc, sink)
 }
 
@@ -295,7 +303,7 @@ func (f *Feed) received(ctx context.Context, pc *pgconn.PgConn, dec *walDecoder,
 			// nothing left to deliver before it. Confirming it lets the
 			// server recycle the log of other tables' writes.
 			f.wal.confirmed, caughtUp = k.ServerWALEnd, true
-			f.heardUpTo(k.ServerWALEnd)
+			f.heardUpTo(k.ServerWALEnd, sink)
 		}
 		f.updateLag(caughtUp, time.Time{})
 		if k.ReplyRequested {
@@ -313,7 +321,16 @@ func (f *Feed) received(ctx context.Context, pc *pgconn.PgConn, dec *walDecoder,
 		}
 		if ok {
 			if !d.empty() {
-				f.awaitVisible(ctx, d.xid)
+				switch sure := f.awaitVisible(ctx, d.xid); {
+				case !sure:
+					f.wal.doubted = true
+					f.hearing.Store(false)
+				case f.wal.doubted:
+					// Sure again: re-run everything once, since what
+					// the doubted transactions changed may have been
+					// re-run before it could be read.
+					f.wal.doubted, f.wal.allOnHearing = false, true
+				}
 			}
 			f.deliverWAL(d, sink)
 		}
@@ -336,7 +353,7 @@ func (f *Feed) deliverWAL(d walDelivery, sink adapter.ChangeSink) {
 	if d.end > f.wal.confirmed {
 		f.wal.confirmed = d.end
 	}
-	f.heardUpTo(f.wal.confirmed)
+	f.heardUpTo(f.wal.confirmed, sink)
 	f.health.update(func(h *Health) {
 		h.Received++
 		h.LastNotification = time.Now()
@@ -345,10 +362,17 @@ func (f *Feed) deliverWAL(d walDelivery, sink adapter.ChangeSink) {
 }
 
 // heardUpTo notes that every transaction before lsn was delivered: the
-// feed hears once that reaches where the log ended when it connected.
-func (f *Feed) heardUpTo(lsn pglogrepl.LSN) {
-	if lsn >= f.wal.hearFrom && !f.hearing.Load() {
-		f.hearing.Store(true)
+// feed hears once that reaches where the log ended when it connected, and
+// no delivery is in doubt. Then, if asked to, every live query runs again,
+// after it hears, so that what they keep is current.
+func (f *Feed) heardUpTo(lsn pglogrepl.LSN, sink adapter.ChangeSink) {
+	if lsn < f.wal.hearFrom || f.wal.doubted || f.hearing.Load() {
+		return
+	}
+	f.hearing.Store(true)
+	if f.wal.allOnHearing {
+		f.wal.allOnHearing = false
+		sink.ChangedAll()
 	}
 }
 

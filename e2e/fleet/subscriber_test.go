@@ -343,9 +343,11 @@ func (s *subscriber) reconnect(ctx context.Context) error {
 				s.epoch++
 				s.allFresh = make(chan struct{})
 				for _, uri := range s.uris {
-					if sub := s.watched[uri]; s.era == listenEra && sub.version != "" {
-						// Named in the listen: the server notified it at
-						// once if its result has another version now.
+					if sub := s.watched[uri]; s.era == listenEra && sub.version != "" && !sub.queued {
+						// Named in the listen: the server notifies it at
+						// once if its result has another version now. One
+						// notified meanwhile (while the subscriber was
+						// down, so not put to work) is read.
 						sub.fresh = s.epoch
 						continue
 					}

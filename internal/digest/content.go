@@ -8,9 +8,10 @@ import (
 // Content is the digest of b, the bytes a client is answered, that every
 // process computes alike: the first 128 bits of b's SHA-256. It names a
 // result across the instances of a fleet and across restarts, where a
-// Hasher's digests, seeded per process, cannot. SHA-256 keeps choosing
-// two answers with one name out of reach even for whoever chooses the
-// data, as the seeds do for a Hasher.
+// Hasher's digests, seeded per process, cannot. Whoever chooses the data
+// finds two answers with one name only by a collision of truncated
+// SHA-256, some 2^64 tries, for a name only ever compared with those of
+// earlier answers to the same URI.
 func Content(b []byte) Digest {
 	sum := sha256.Sum256(b)
 	return Digest{binary.BigEndian.Uint64(sum[:8]), binary.BigEndian.Uint64(sum[8:16])}
