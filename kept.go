@@ -2,6 +2,7 @@ package adapter
 
 import (
 	"context"
+	"time"
 
 	"github.com/mcplive/adapter/internal/digest"
 	"github.com/mcplive/adapter/middleware"
@@ -68,11 +69,18 @@ type keptResults struct {
 	// answered counts the reads and tools/calls answered from kept
 	// results; evicted, the results let go for the budget.
 	answered, evicted uint64
+	// waiting are the reads that wait for a query's run under way, by
+	// query: the channel is closed when the run ends (wakeReadersLocked).
+	// A map of the registry's, not a field of every query: few queries
+	// have readers waiting at once.
+	waiting map[*query]chan struct{}
+	// maxWait bounds a read's wait: the re-run deadline.
+	maxWait time.Duration
 }
 
 // initKept sets the kept results up from the adapter's options.
 func (k *keptResults) init(cfg *config) {
-	k.budget, k.max = cfg.keptBudget, cfg.keptMax
+	k.budget, k.max, k.maxWait = cfg.keptBudget, cfg.keptMax, cfg.rerunTimeout
 	k.on = k.budget > 0 && k.max > 0
 	if cfg.feed != nil {
 		h, ok := cfg.feed.(ChangeFeedHearing)
@@ -127,6 +135,20 @@ func (r *liveRegistry) keepRunLocked(q *query, out runResult, current bool) {
 		}
 	}
 	q.fresh = current && q.keptSize() > 0
+	if q.fresh {
+		r.wakeReadersLocked(q)
+	}
+}
+
+// wakeReadersLocked lets the reads waiting for q's run go on, when q's
+// result is current, or no run of it is queued or under way any more.
+func (r *liveRegistry) wakeReadersLocked(q *query) {
+	ch := r.kept.waiting[q]
+	if ch == nil || !q.fresh && (q.state != runIdle || q.dirty) && !q.dropped {
+		return
+	}
+	close(ch)
+	delete(r.kept.waiting, q)
 }
 
 // keepTextLocked keeps text as e's, when it fits: no larger than max, and
@@ -275,7 +297,7 @@ func (c *command) innermost(ctx context.Context, call *middleware.Call, r *liveR
 			break
 		}
 		if run.ask && run.key.cmd == c {
-			if text, version, ok := r.answerKept(run.key); ok {
+			if text, version, ok := r.awaitKept(ctx, run.key); ok {
 				run.answer, run.text, run.version = true, text, version
 				return middleware.KeptResult{JSON: text}, true
 			}
@@ -286,32 +308,77 @@ func (c *command) innermost(ctx context.Context, call *middleware.Call, r *liveR
 	return middleware.KeptResult{}, false
 }
 
+// awaitKept answers a read or a tools/call of key from its query's kept
+// result, as answerKept does. When the query's result is stale and a run
+// of it is queued or under way, it waits for that run rather than run the
+// command itself beside it: the run's result, current, answers, and the
+// database pays one run for the query and its readers alike. The wait is
+// bounded by ctx and by the re-run deadline; a run that ends without a
+// current result (it failed, was late, or a change overtook it and the
+// run after it ends the same way) lets the read run the command.
+func (r *liveRegistry) awaitKept(ctx context.Context, key queryKey) (text string, version digest.Digest, ok bool) {
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		text, version, ok, wait := r.answerKept(key)
+		if ok || wait == nil {
+			return text, version, ok
+		}
+		if timer == nil {
+			timer = time.NewTimer(r.kept.maxWait)
+		}
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return "", version, false
+		case <-timer.C:
+			return "", version, false
+		}
+	}
+}
+
 // answerKept answers a read or a tools/call of key from its query's kept
 // result: its JSON and version, or false when the query keeps no current
-// result (or there is none). Either way the query learns that its result
-// is read, and so keeps its next one.
-func (r *liveRegistry) answerKept(key queryKey) (text string, version digest.Digest, ok bool) {
+// result (or there is none), with, when a run of the query is queued or
+// under way whose result may be current, a channel closed when it ends.
+// Either way the query learns that its result is read, and so keeps its
+// next one.
+func (r *liveRegistry) answerKept(key queryKey) (text string, version digest.Digest, ok bool, wait <-chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	q := r.queries[key]
-	if q == nil {
-		return "", version, false
+	if q == nil || r.closed || r.kept.hearing != nil && !r.kept.hearing() {
+		return "", version, false, nil
 	}
 	q.unread = 0
 	e := q.result
 	if e == nil || e.text == "" {
 		q.missed = true
-		return "", version, false
 	}
-	if !q.fresh || r.closed || r.kept.hearing != nil && !r.kept.hearing() {
-		return "", version, false
+	if e == nil || e.text == "" || !q.fresh {
+		if q.state == runIdle {
+			return "", version, false, nil
+		}
+		ch := r.kept.waiting[q]
+		if ch == nil {
+			if r.kept.waiting == nil {
+				r.kept.waiting = make(map[*query]chan struct{})
+			}
+			ch = make(chan struct{})
+			r.kept.waiting[q] = ch
+		}
+		return "", version, false, ch
 	}
 	if r.kept.head != e {
 		r.kept.unlink(e)
 		r.kept.pushFront(e)
 	}
 	r.kept.answered++
-	return e.text, e.version, true
+	return e.text, e.version, true, nil
 }
 
 // encodeMode says what a run of a query encodes of its result.
@@ -325,11 +392,14 @@ const (
 	encodeAlways
 )
 
-// maxUnread is how many of a query's current results in a row may go
-// unread before it stops encoding its results: its subscribers do not read
-// them (or not yet: two, so that reads that lag one change behind, on a
-// busy server, still find the next result kept).
-const maxUnread = 2
+// maxUnread is how many notifications of a query's subscribers in a row
+// may go without a read of its result before it stops encoding its
+// results: its subscribers do not read them. Eight, so that reads that lag
+// several changes behind, on a busy server, still find the next result
+// kept: with two, at 50,000 subscriptions (e2e/load), a tenth of the
+// reads ran their command; with eight, none. A fan-out nobody reads pays
+// for eight encodings of each query's result, then no more.
+const maxUnread = 8
 
 // encodeModeLocked says what the next run of q encodes, as the run
 // begins: its result when a subscriber needs its version, or when q keeps

@@ -162,9 +162,49 @@ func TestKeptAnswersTheReadsAfterAChange(t *testing.T) {
 	}
 }
 
+// readLater reads uri through f on a goroutine of its own: its name, once
+// it is answered.
+func readLater(t *testing.T, f *fakeClient, uri string) <-chan string {
+	got := make(chan string, 1)
+	go func() {
+		text, _, rerr := readAnswer(t, f, uri, false)
+		var it item
+		if rerr != nil || json.Unmarshal([]byte(text), &it) != nil {
+			it.Name = fmt.Sprintf("%q, %+v", text, rerr)
+		}
+		got <- it.Name
+	}()
+	return got
+}
+
+// waitingReads reports whether reads wait for a run of a query.
+func waitingReads(a *Adapter) bool {
+	a.live.mu.Lock()
+	defer a.live.mu.Unlock()
+	return len(a.live.kept.waiting) > 0
+}
+
+// eventuallyTrue waits until cond holds, checking it every millisecond,
+// or fails t after 10 s saying what it waited for: for a state nothing
+// announces, such as a read blocked in its wait.
+func eventuallyTrue(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("%s: not within 10 s", what)
+		}
+	}
+}
+
 // Changed makes what the queries it reaches keep stale before it returns:
 // a read right after a write sees the write, although the re-run has not
-// ended.
+// ended. It waits for that re-run, and is answered with its result: the
+// database pays one run for the query and its readers.
 func TestKeptIsStaleOnceChangedReturns(t *testing.T) {
 	st := newHeldStore(1)
 	a := newKeptServer(t, st)
@@ -179,22 +219,23 @@ func TestKeptIsStaleOnceChangedReturns(t *testing.T) {
 	st.set(1, "v2")
 	a.Changed("items/1")
 	<-st.reached // the re-run is under way, and held
-	if name := keptName(t, f, "app://items_show/1", false); name != "v2" {
-		t.Errorf("a read after Changed returned answered %q; want v2", name)
-	}
+	got := readLater(t, f, "app://items_show/1")
+	eventuallyTrue(t, "the read to wait for the re-run", func() bool { return waitingReads(a) })
 	if s := a.LiveStats(); s.KeptAnswers != 1 {
 		t.Errorf("KeptAnswers %d; want the stale result to answer nothing", s.KeptAnswers)
 	}
 	st.gate <- struct{}{}
-	waitIdle(t, a)
-	if name := keptName(t, f, "app://items_show/1", false); name != "v2" || a.LiveStats().KeptAnswers != 2 {
-		t.Errorf("after the re-run: %q, %+v; want v2 from the kept result", name, a.LiveStats())
+	if name := <-got; name != "v2" {
+		t.Errorf("a read after Changed returned answered %q; want v2", name)
+	}
+	if s, r := a.LiveStats(), runsOf(a, "items_show"); s.KeptAnswers != 2 || r.Read != 0 {
+		t.Errorf("%+v, runs %+v; want the read answered by the re-run's result, the command not run for it", s, r)
 	}
 }
 
 // A run that was under way when a change reached its query never makes
-// its result current: until a run that began after the change ends, reads
-// run the command.
+// its result current: a read waits for the run the change owes, whose
+// result answers.
 func TestKeptNotFromARunThatAChangeOvertook(t *testing.T) {
 	st := newHeldStore(1)
 	a := newKeptServer(t, st)
@@ -210,24 +251,47 @@ func TestKeptNotFromARunThatAChangeOvertook(t *testing.T) {
 	}
 	st.set(1, "v3")
 	a.Changed("items/1") // overtakes the run, which read v2
+	got := readLater(t, f, "app://items_show/1")
+	eventuallyTrue(t, "the read to wait", func() bool { return waitingReads(a) })
+	st.gate <- struct{}{} // the first run ends: v2, applied but not current
+	if r := <-st.reached; r != "v3" { // the run the change owed
+		t.Fatalf("the second re-run read %q", r)
+	}
+	select {
+	case name := <-got:
+		t.Fatalf("the read was answered %q by the run a change overtook", name)
+	default:
+	}
 	st.gate <- struct{}{}
-	if got := <-st.reached; got != "v3" { // the run the change owed
-		t.Fatalf("the second re-run read %q", got)
+	if name := <-got; name != "v3" {
+		t.Errorf("read %q; want v3", name)
 	}
-	// The first run's v2 was applied (its subscribers hear of it), but
-	// it is not current: the read runs the command.
-	answered := a.LiveStats().KeptAnswers
-	if name := keptName(t, f, "app://items_show/1", false); name != "v3" {
-		t.Errorf("read %q while the second re-run is held; want v3", name)
+	if s, r := a.LiveStats(), runsOf(a, "items_show"); s.KeptAnswers != 1 || r.Read != 0 {
+		t.Errorf("%+v, runs %+v; want the read answered by the second re-run's result", s, r)
 	}
-	if a.LiveStats().KeptAnswers != answered {
-		t.Error("a read was answered from the result of a run a change overtook")
+}
+
+// A read waits for a run under way at most the re-run deadline, then runs
+// the command itself; so does one whose run ends without a current result.
+func TestKeptWaitIsBounded(t *testing.T) {
+	st := newHeldStore(1)
+	a := newKeptServer(t, st, WithRerunTimeout(50*time.Millisecond))
+	f := newFakeClient(t, a, "reader", 16)
+	if e := f.subscribe("app://items_show/1"); e != nil {
+		t.Fatal(e)
+	}
+	st.held.Store(true)
+	st.set(1, "v2")
+	a.Changed("items/1")
+	<-st.reached // held past its deadline: late, not current
+	if name := keptName(t, f, "app://items_show/1", false); name != "v2" {
+		t.Errorf("read %q; want v2, from a run of its own", name)
+	}
+	if r := runsOf(a, "items_show"); r.Read != 1 {
+		t.Errorf("runs %+v; want the read to run the command once the wait ran out", r)
 	}
 	st.gate <- struct{}{}
 	waitIdle(t, a)
-	if name := keptName(t, f, "app://items_show/1", false); name != "v3" || a.LiveStats().KeptAnswers != answered+1 {
-		t.Errorf("after the second re-run: %q, %+v; want v3 from the kept result", name, a.LiveStats())
-	}
 }
 
 // No result crosses scopes, and a withdrawn grant refuses a read whatever
@@ -442,16 +506,19 @@ func TestKeptOnlyWhileTheFeedHears(t *testing.T) {
 	if s := a.LiveStats(); s.KeptAnswers != 1 {
 		t.Errorf("feed not hearing: %+v; want the read to run its command", s)
 	}
-	// A change from the feed makes it stale, as a local one does.
+	// A change from the feed makes it stale, as a local one does: a read
+	// waits for the re-run.
 	feed.hearing.Store(true)
 	st.set(1, "v3")
 	st.held.Store(true)
 	feed.sink.Changed("items/1")
 	<-st.reached
-	if name := keptName(t, f, "app://items_show/1", false); name != "v3" {
+	got := readLater(t, f, "app://items_show/1")
+	eventuallyTrue(t, "the read to wait for the re-run", func() bool { return waitingReads(a) })
+	st.gate <- struct{}{}
+	if name := <-got; name != "v3" {
 		t.Errorf("after a change from the feed: %q; want v3", name)
 	}
-	st.gate <- struct{}{}
 	waitIdle(t, a)
 
 	deaf := newKeptServer(t, newHeldStore(1), WithChangeFeed(&deafFeed{}))

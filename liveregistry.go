@@ -462,6 +462,7 @@ func (r *liveRegistry) dropQueryLocked(q *query) {
 	delete(r.queries, q.key)
 	r.index.remove(q, q.reads)
 	r.forgetResultLocked(q)
+	r.wakeReadersLocked(q)
 	r.undelayLocked(q)
 	if rc := q.run; rc != nil {
 		// A batch runs on for the queries it still has.

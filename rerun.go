@@ -400,6 +400,7 @@ func (r *liveRegistry) finishLocked(j *job) {
 			q.dirty = false
 			r.queueLocked(q)
 		}
+		r.wakeReadersLocked(q)
 	}
 	// The job's queries count as running until their notifications are
 	// queued, so that those of the round's last job wait for its flush too.
