@@ -253,7 +253,7 @@ func TestKeptNotFromARunThatAChangeOvertook(t *testing.T) {
 	a.Changed("items/1") // overtakes the run, which read v2
 	got := readLater(t, f, "app://items_show/1")
 	eventuallyTrue(t, "the read to wait", func() bool { return waitingReads(a) })
-	st.gate <- struct{}{} // the first run ends: v2, applied but not current
+	st.gate <- struct{}{}             // the first run ends: v2, applied but not current
 	if r := <-st.reached; r != "v3" { // the run the change owed
 		t.Fatalf("the second re-run read %q", r)
 	}
