@@ -312,28 +312,9 @@ func TestIdleStreamsCarryKeepAlives(t *testing.T) {
 // the version its result's _meta carries.
 func readVersion(t *testing.T, f *fakeClient, uri string, modern bool) string {
 	t.Helper()
-	params := map[string]any{"uri": uri}
-	if modern {
-		params["_meta"] = map[string]any{
-			mcp.MetaKeyProtocolVersion:    mcp.ProtocolVersion20260728,
-			mcp.MetaKeyClientCapabilities: map[string]any{},
-			mcp.MetaKeyClientInfo:         map[string]any{"name": "fake", "version": "1"},
-		}
-	}
-	f.nextID++
-	raw, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": f.nextID, "method": "resources/read", "params": params})
-	b, _ := json.Marshal(f.a.HandleMessage(f.ctx(), raw))
-	var res struct {
-		Result struct {
-			Meta map[string]any `json:"_meta"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
-	v, _ := res.Result.Meta[MetaVersion].(string)
-	if v == "" {
-		t.Fatalf("read %s: %s; want a version in _meta", uri, b)
+	_, v, rerr := readAnswer(t, f, uri, modern)
+	if rerr != nil || v == "" {
+		t.Fatalf("read %s: version %q, %+v; want a version in _meta", uri, v, rerr)
 	}
 	return v
 }
